@@ -1,0 +1,97 @@
+// The one error hierarchy of `rest`: a stable snake_case code, a category, one human sentence.
+// Only the HTTP error middleware and cli/main.ts translate categories (statuses, exit codes).
+
+export type ErrorCategory =
+  | 'usage'
+  | 'invalid_input'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
+
+export const httpStatusOf: Readonly<Record<ErrorCategory, number>> = {
+  usage: 400,
+  invalid_input: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+};
+
+/** CLI exit codes (SPEC §1): 1 usage, 2 validation (bad input), 3 database or runtime error. */
+export const exitCodeOf: Readonly<Record<ErrorCategory, number>> = {
+  usage: 1,
+  invalid_input: 2,
+  unauthenticated: 2,
+  forbidden: 2,
+  not_found: 2,
+  method_not_allowed: 1,
+  conflict: 2,
+  payload_too_large: 2,
+  unsupported_media_type: 2,
+  rate_limited: 3,
+  internal: 3,
+  unavailable: 3,
+};
+
+export type ErrorDetails = Readonly<Record<string, unknown>>;
+
+export interface RestErrorOptions {
+  readonly details?: ErrorDetails;
+  readonly cause?: unknown;
+  /** Extra response headers (e.g. Retry-After, WWW-Authenticate). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export class RestError extends Error {
+  readonly code: string;
+  readonly category: ErrorCategory;
+  readonly details: ErrorDetails | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(category: ErrorCategory, code: string, message: string, options: RestErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'RestError';
+    this.category = category;
+    this.code = code;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+
+  get status(): number {
+    return httpStatusOf[this.category];
+  }
+
+  get exitCode(): number {
+    return exitCodeOf[this.category];
+  }
+
+  /** The public body of SPEC §3: never a stack, SQL text or cause. */
+  toBody(): { error: { code: string; message: string; details?: ErrorDetails } } {
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details === undefined ? {} : { details: this.details }),
+      },
+    };
+  }
+}
+
+export const isRestError = (e: unknown): e is RestError => e instanceof RestError;
+
+export function assertNever(x: never, what = 'value'): never {
+  throw new Error(`unexpected ${what}: ${JSON.stringify(x)}`);
+}
