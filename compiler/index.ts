@@ -1,0 +1,32 @@
+// The policy compiler's library API: what the runtime, the CLI and the tests use.
+
+export { parsePolicy } from '../grammar/parse-policy.js';
+export { printPolicy } from '../grammar/print-policy.js';
+export { PolicySyntaxError, formatPolicyError } from '../grammar/policy-syntax-error.js';
+export type { Expr } from '../grammar/ast.js';
+
+export { ACTIONS, ANONYMOUS, POLICY_ACTIONS, isPolicyAction } from './types.js';
+export type { Action, AuthUser, ColumnType, DialectName, PolicyAction, PolicyRow } from './types.js';
+
+export { resolvePolicies } from './resolve.js';
+export type { CandidateTrace, Resolution, ResolutionLevel } from './resolve.js';
+
+export { analyze, policyProblemError } from './analyze.js';
+export type { Analysis, ColumnTypes, PolicyProblem } from './analyze.js';
+
+export { evaluate } from './evaluate.js';
+
+export { compileToSql } from './sql/compile-predicate.js';
+export type { AuthMode, CompileOptions } from './sql/compile-predicate.js';
+export { dialects, mysqlDialect, postgresDialect, sqliteDialect } from './sql/dialect.js';
+export type { Dialect } from './sql/dialect.js';
+export { renderInlinePostgres, renderSql, SqlBuilder } from './sql/fragment.js';
+export type { AuthSlot, RenderedSql, SqlFragment } from './sql/fragment.js';
+
+export { compilePolicySet, ownerColumnsOf } from './policy-set.js';
+export type { CompiledPolicy, Decision, ParsedPolicy, PolicyIssue, PolicySet } from './policy-set.js';
+
+export { compileRls, nativePredicateSql, rlsPolicyName, rlsPolicyNames } from './rls/compile-rls.js';
+export type { RlsCommand, RlsInput } from './rls/compile-rls.js';
+export { SESSION_SETTINGS, sessionSettingValues } from './rls/session-settings.js';
+export type { SessionSetting } from './rls/session-settings.js';

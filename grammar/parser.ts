@@ -1,0 +1,156 @@
+// The policy grammar (SPEC §4.3), grammar only; the CST→AST visitor lives in cst-to-ast.ts.
+//
+//   expr    := or ;  or := and ("or" and)* ;  and := unary ("and" unary)*
+//   unary   := "not" unary | compare
+//   compare := operand [ ("=" | "!=" | "<>" | "<" | "<=" | ">" | ">=") operand ]
+//            | operand "is" ["not"] "null"
+//            | operand ["not"] "in" "(" literal ("," literal)* ")"
+//   operand := column | auth_user.<attr> | auth_user.claims.<name> | literal | "(" expr ")"
+//   literal := integer | decimal | 'string' | true | false | null
+//   column  := identifier | "double-quoted name"
+//
+// `auth_user.<attr>` reads any word after the dot (keywords too, so a claim may be called `in`);
+// cst-to-ast.ts rejects attributes other than id, username, is_admin, is_authenticated, claims.<name>.
+
+import { CstParser } from 'chevrotain';
+import {
+  AUTH_ATTRIBUTE_DESCRIPTION,
+  CLAIM_NAME_DESCRIPTION,
+  errorMessageProvider,
+  LITERAL_DESCRIPTION,
+  OPERAND_DESCRIPTION,
+} from './error-messages.js';
+import * as t from './tokens.js';
+
+class PolicyParser extends CstParser {
+  constructor() {
+    super([...t.allTokens], { maxLookahead: 3, errorMessageProvider, nodeLocationTracking: 'full' });
+    this.performSelfAnalysis();
+  }
+
+  readonly expression = this.RULE('expression', () => {
+    this.SUBRULE(this.orExpression);
+  });
+
+  readonly orExpression = this.RULE('orExpression', () => {
+    this.SUBRULE(this.andExpression, { LABEL: 'operands' });
+    this.MANY(() => {
+      this.CONSUME(t.Or);
+      this.SUBRULE2(this.andExpression, { LABEL: 'operands' });
+    });
+  });
+
+  readonly andExpression = this.RULE('andExpression', () => {
+    this.SUBRULE(this.unaryExpression, { LABEL: 'operands' });
+    this.MANY(() => {
+      this.CONSUME(t.And);
+      this.SUBRULE2(this.unaryExpression, { LABEL: 'operands' });
+    });
+  });
+
+  readonly unaryExpression = this.RULE('unaryExpression', () => {
+    this.OR({
+      DEF: [
+        {
+          ALT: () => {
+            this.CONSUME(t.Not, { LABEL: 'not' });
+            this.SUBRULE(this.unaryExpression, { LABEL: 'operand' });
+          },
+        },
+        { ALT: () => this.SUBRULE(this.comparison, { LABEL: 'comparison' }) },
+      ],
+      ERR_MSG: OPERAND_DESCRIPTION,
+    });
+  });
+
+  readonly comparison = this.RULE('comparison', () => {
+    this.SUBRULE(this.operand, { LABEL: 'left' });
+    this.OPTION(() => {
+      this.OR([
+        {
+          ALT: () => {
+            this.SUBRULE(this.compareOperator, { LABEL: 'operator' });
+            this.SUBRULE2(this.operand, { LABEL: 'right' });
+          },
+        },
+        {
+          ALT: () => {
+            this.CONSUME(t.Is, { LABEL: 'is' });
+            this.OPTION2(() => this.CONSUME(t.Not, { LABEL: 'isNot' }));
+            this.CONSUME(t.Null);
+          },
+        },
+        {
+          ALT: () => {
+            this.OPTION3(() => this.CONSUME2(t.Not, { LABEL: 'inNot' }));
+            this.CONSUME(t.In, { LABEL: 'in' });
+            this.CONSUME(t.LParen);
+            this.SUBRULE(this.literal, { LABEL: 'values' });
+            this.MANY(() => {
+              this.CONSUME(t.Comma);
+              this.SUBRULE2(this.literal, { LABEL: 'values' });
+            });
+            this.CONSUME(t.RParen);
+          },
+        },
+      ]);
+    });
+  });
+
+  readonly compareOperator = this.RULE('compareOperator', () => {
+    this.OR([
+      { ALT: () => this.CONSUME(t.Equals) },
+      { ALT: () => this.CONSUME(t.NotEquals) },
+      { ALT: () => this.CONSUME(t.LessOrEqual) },
+      { ALT: () => this.CONSUME(t.GreaterOrEqual) },
+      { ALT: () => this.CONSUME(t.Less) },
+      { ALT: () => this.CONSUME(t.Greater) },
+    ]);
+  });
+
+  readonly operand = this.RULE('operand', () => {
+    this.OR({
+      DEF: [
+        { ALT: () => this.SUBRULE(this.authReference, { LABEL: 'auth' }) },
+        { ALT: () => this.CONSUME(t.Identifier, { LABEL: 'column' }) },
+        { ALT: () => this.CONSUME(t.QuotedIdentifier, { LABEL: 'quotedColumn' }) },
+        { ALT: () => this.SUBRULE(this.literal, { LABEL: 'literal' }) },
+        {
+          ALT: () => {
+            this.CONSUME(t.LParen);
+            this.SUBRULE(this.expression, { LABEL: 'nested' });
+            this.CONSUME(t.RParen);
+          },
+        },
+      ],
+      ERR_MSG: OPERAND_DESCRIPTION,
+    });
+  });
+
+  readonly authReference = this.RULE('authReference', () => {
+    this.CONSUME(t.AuthUser);
+    this.CONSUME(t.Dot);
+    this.CONSUME(t.Name, { LABEL: 'attribute', ERR_MSG: AUTH_ATTRIBUTE_DESCRIPTION });
+    this.OPTION(() => {
+      this.CONSUME2(t.Dot);
+      this.CONSUME2(t.Name, { LABEL: 'claim', ERR_MSG: CLAIM_NAME_DESCRIPTION });
+    });
+  });
+
+  readonly literal = this.RULE('literal', () => {
+    this.OR({
+      DEF: [
+        { ALT: () => this.CONSUME(t.IntegerLiteral) },
+        { ALT: () => this.CONSUME(t.DecimalLiteral) },
+        { ALT: () => this.CONSUME(t.StringLiteral) },
+        { ALT: () => this.CONSUME(t.True) },
+        { ALT: () => this.CONSUME(t.False) },
+        { ALT: () => this.CONSUME(t.Null) },
+      ],
+      ERR_MSG: LITERAL_DESCRIPTION,
+    });
+  });
+}
+
+/** The one parser instance; chevrotain parsers are reusable by resetting `input`. */
+export const policyParser = new PolicyParser();

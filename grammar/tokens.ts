@@ -1,0 +1,88 @@
+// Tokens of the policy language (SPEC §4.3). Keywords are case-insensitive and declared before
+// Identifier with `longer_alt`, so `order_id` or `notes` stay identifiers.
+
+import { Lexer, createToken, type TokenType } from 'chevrotain';
+
+/** Any word: an identifier or a keyword. Only `auth_user.<attr>` and claim names accept it. */
+export const Name = createToken({ name: 'Name', pattern: Lexer.NA });
+
+export const Identifier = createToken({
+  name: 'Identifier',
+  pattern: /[A-Za-z_][A-Za-z0-9_]*/,
+  categories: [Name],
+});
+
+const keyword = (name: string, word: string): TokenType =>
+  createToken({ name, pattern: new RegExp(word, 'i'), longer_alt: Identifier, categories: [Name] });
+
+export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /\s+/, group: Lexer.SKIPPED });
+export const And = keyword('And', 'and');
+export const Or = keyword('Or', 'or');
+export const Not = keyword('Not', 'not');
+export const Is = keyword('Is', 'is');
+export const In = keyword('In', 'in');
+export const Null = keyword('Null', 'null');
+export const True = keyword('True', 'true');
+export const False = keyword('False', 'false');
+export const AuthUser = keyword('AuthUser', 'auth_user');
+
+/** `"order"`: a column named like a keyword, or with any other character; `""` is a quote. */
+export const QuotedIdentifier = createToken({ name: 'QuotedIdentifier', pattern: /"(?:[^"]|"")+"/ });
+export const StringLiteral = createToken({ name: 'StringLiteral', pattern: /'(?:[^']|'')*'/ });
+export const DecimalLiteral = createToken({ name: 'DecimalLiteral', pattern: /-?[0-9]+\.[0-9]+/ });
+export const IntegerLiteral = createToken({ name: 'IntegerLiteral', pattern: /-?[0-9]+/ });
+
+export const NotEquals = createToken({ name: 'NotEquals', pattern: /!=|<>/ });
+export const LessOrEqual = createToken({ name: 'LessOrEqual', pattern: /<=/ });
+export const GreaterOrEqual = createToken({ name: 'GreaterOrEqual', pattern: />=/ });
+export const Less = createToken({ name: 'Less', pattern: /</ });
+export const Greater = createToken({ name: 'Greater', pattern: />/ });
+export const Equals = createToken({ name: 'Equals', pattern: /=/ });
+export const Dot = createToken({ name: 'Dot', pattern: /\./ });
+export const Comma = createToken({ name: 'Comma', pattern: /,/ });
+export const LParen = createToken({ name: 'LParen', pattern: /\(/ });
+export const RParen = createToken({ name: 'RParen', pattern: /\)/ });
+
+/** Lexing order: keywords before Identifier, `<=`/`>=`/`<>` before `<`/`>`, decimals before integers. */
+export const allTokens: readonly TokenType[] = [
+  WhiteSpace,
+  And,
+  Or,
+  Not,
+  Is,
+  In,
+  Null,
+  True,
+  False,
+  AuthUser,
+  Identifier,
+  Name,
+  QuotedIdentifier,
+  StringLiteral,
+  DecimalLiteral,
+  IntegerLiteral,
+  NotEquals,
+  LessOrEqual,
+  GreaterOrEqual,
+  Less,
+  Greater,
+  Equals,
+  Dot,
+  Comma,
+  LParen,
+  RParen,
+];
+
+export const COMPARISON_TOKENS: readonly TokenType[] = [
+  Equals,
+  NotEquals,
+  Less,
+  LessOrEqual,
+  Greater,
+  GreaterOrEqual,
+];
+
+export const policyLexer = new Lexer([...allTokens], {
+  positionTracking: 'full',
+  ensureOptimizations: false,
+});
