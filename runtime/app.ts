@@ -1,0 +1,76 @@
+// createApp(deps): wiring only. Every effect (database, schema, log, clock, auth) is injected;
+// the composition root is runtime/server.ts.
+
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { DbAdapter } from './db/adapter.js';
+import type { Config } from './config.js';
+import type { RequestRunner } from './handlers/request-runner.js';
+import { commonHeaders, requestIdFrom } from './http/common-headers.js';
+import { corsMiddleware } from './http/cors.js';
+import { errorMiddleware } from './http/error-middleware.js';
+import { restHandler, type Authenticate, type SchemaLookup } from './http/rest-handler.js';
+import type { Logger } from './logger.js';
+import type { Authorizer } from './plan/authorizer.js';
+import { queryDialects } from './plan/query-dialect.js';
+
+export interface Clock {
+  /** Milliseconds, monotonic enough for durations. */
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => performance.now() };
+
+export interface AppDeps {
+  readonly adapter: DbAdapter;
+  readonly schema: SchemaLookup;
+  readonly logger: Logger;
+  readonly config: Config;
+  readonly clock: Clock;
+  /** The request's user; ANONYMOUS while auth is disabled. */
+  readonly authenticate: Authenticate;
+  readonly authorizer: Authorizer;
+  readonly runner: RequestRunner;
+  /** The /auth/* endpoints (SPEC §3.1), present exactly when auth is enabled. */
+  readonly authRoutes?: RequestHandler;
+}
+
+function accessLog(logger: Logger, clock: Clock) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (logger.isLevelEnabled('debug')) {
+      const start = clock.now();
+      res.once('finish', () => {
+        const ms = Math.round((clock.now() - start) * 10) / 10;
+        logger.debug(
+          { requestId: requestIdFrom(res), method: req.method, path: req.path, status: res.statusCode, ms },
+          'request',
+        );
+      });
+    }
+    next();
+  };
+}
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', false);
+  app.use(commonHeaders);
+  app.use(accessLog(deps.logger, deps.clock));
+  app.use(corsMiddleware(deps.config.cors));
+  if (deps.authRoutes !== undefined) app.use(deps.authRoutes);
+  app.use(
+    restHandler({
+      adapter: deps.adapter,
+      schema: deps.schema,
+      authenticate: deps.authenticate,
+      authEnabled: deps.config.auth.enabled,
+      authorizer: deps.authorizer,
+      runner: deps.runner,
+      dialect: deps.adapter.dialect,
+      queryDialect: queryDialects[deps.adapter.kind],
+    }),
+  );
+  app.use(errorMiddleware(deps.logger));
+  return app;
+}

@@ -1,0 +1,59 @@
+// DDL of the auth tables (SPEC §2) for MySQL/MariaDB and SQLite; PostgreSQL gets the same tables
+// from the versioned migrations in `sql/` (runtime/auth/pg-migrations.ts).
+
+import type { DialectName } from '../../compiler/types.js';
+
+export const AUTH_USERS_TABLE = 'auth_users';
+export const AUTH_POLICIES_TABLE = 'auth_policies';
+
+/**
+ * Hidden column of `auth_users` holding `usernameKey(username)`; its UNIQUE constraint is what
+ * makes usernames unique without regard to case on every database. Never returned.
+ */
+export const USERNAME_KEY_COLUMN = 'username_key';
+
+export type PortableDialect = Exclude<DialectName, 'postgres'>;
+
+export const portableAuthDdl: Readonly<Record<PortableDialect, readonly string[]>> = Object.freeze({
+  // utf8mb4_bin: the default collations are case- and accent-insensitive (`Élise` = `elise`),
+  // which would make the plain `username` UNIQUE wrong; the key is VARBINARY so that neither
+  // collation nor PAD SPACE trailing-space equality takes part in the comparison
+  // (https://mariadb.com/kb/en/varbinary/, https://dev.mysql.com/doc/refman/8.0/en/charset-binary-collations.html).
+  mysql: Object.freeze([
+    `CREATE TABLE IF NOT EXISTS auth_users (
+  id INT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  username VARCHAR(32) NOT NULL,
+  password VARCHAR(72) NOT NULL,
+  is_admin BOOLEAN NOT NULL DEFAULT FALSE,
+  username_key VARBINARY(512) NOT NULL,
+  CONSTRAINT auth_users_username_unique UNIQUE (username),
+  CONSTRAINT auth_users_username_key_unique UNIQUE (username_key)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+    `CREATE TABLE IF NOT EXISTS auth_policies (
+  id INT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  description VARCHAR(256) NOT NULL,
+  table_name VARCHAR(128) NOT NULL,
+  action VARCHAR(16) NOT NULL,
+  expression VARCHAR(128) NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+  ]),
+  // AUTOINCREMENT: a deleted user's id is never handed out again, so a new account cannot
+  // inherit rows owned through `user_id` (https://www.sqlite.org/autoinc.html). SQLite ignores
+  // varchar lengths, hence the CHECKs; length() counts characters of text.
+  sqlite: Object.freeze([
+    `CREATE TABLE IF NOT EXISTS auth_users (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  username VARCHAR(32) NOT NULL UNIQUE CHECK (length(username) BETWEEN 1 AND 32),
+  password VARCHAR(72) NOT NULL CHECK (length(password) <= 72),
+  is_admin BOOLEAN NOT NULL DEFAULT 0 CHECK (is_admin IN (0, 1)),
+  username_key TEXT NOT NULL UNIQUE
+)`,
+    `CREATE TABLE IF NOT EXISTS auth_policies (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  description VARCHAR(256) NOT NULL CHECK (length(description) <= 256),
+  table_name VARCHAR(128) NOT NULL CHECK (length(table_name) <= 128),
+  action VARCHAR(16) NOT NULL CHECK (length(action) <= 16),
+  expression VARCHAR(128) NOT NULL CHECK (length(expression) <= 128)
+)`,
+  ]),
+});

@@ -1,0 +1,131 @@
+// Auth setup (SPEC §2): creates the auth tables, inserts the three default policies and one admin
+// with a random password shown once. Runs once, also when ten setups race each other.
+
+import { randomBytes } from 'node:crypto';
+import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
+import { RestError, assertNever, isRestError } from '../../errors/rest-error.js';
+import type { DbAdapter } from '../db/adapter.js';
+import { parseDbUrl } from '../db/parse-db-url.js';
+import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE, portableAuthDdl } from './auth-ddl.js';
+import { runPostgresMigrations } from './pg-migrations.js';
+import { insertUser, userColumns } from './users.js';
+import type { UserServiceOptions } from './users.js';
+
+export const ADMIN_USERNAME = 'admin';
+
+export interface DefaultPolicy {
+  readonly table_name: string;
+  readonly action: string;
+  readonly expression: string;
+  readonly description: string;
+}
+
+/** The three rows of SPEC §2, in its order. */
+export const DEFAULT_POLICIES: readonly DefaultPolicy[] = Object.freeze([
+  {
+    table_name: 'auth_users',
+    action: 'all',
+    expression: 'auth_user.is_admin',
+    description: 'users operations are limited to admin user',
+  },
+  {
+    table_name: 'auth_policies',
+    action: 'all',
+    expression: 'auth_user.is_admin',
+    description: 'policies operations are limited to admin user',
+  },
+  {
+    table_name: 'all',
+    action: 'all',
+    expression: 'user_id = auth_user.id',
+    description: 'all tables/actions are limited to be filtered by user_id',
+  },
+]);
+
+export interface SetupResult {
+  readonly username: string;
+  readonly password: string;
+}
+
+export interface SetupOptions extends UserServiceOptions {
+  /**
+   * The URL `adapter` was opened with (SPEC §1). PostgreSQL runs its migrations on a session of
+   * their own (postgres-migrations holds a session lock), opened from this URL.
+   */
+  readonly dbUrl: string;
+}
+
+/**
+ * Creates `auth_users` and `auth_policies` when missing: PostgreSQL through the migrations in
+ * `sql/` (postgres-migrations, which records them in its `migrations` table), the others through
+ * `CREATE TABLE IF NOT EXISTS`. Safe to run concurrently and repeatedly.
+ */
+export async function createAuthTables(adapter: DbAdapter, options: Pick<SetupOptions, 'dbUrl'>): Promise<void> {
+  const { kind } = parseDbUrl(options.dbUrl);
+  if (kind !== adapter.kind) {
+    throw new RestError('usage', 'db_url_mismatch', `the database URL is for ${kind} but the adapter is for ${adapter.kind}`);
+  }
+  switch (adapter.kind) {
+    case 'postgres':
+      await runPostgresMigrations(options.dbUrl);
+      return;
+    case 'mysql':
+    case 'sqlite':
+      for (const statement of portableAuthDdl[adapter.kind]) await adapter.exec(statement);
+      return;
+    default:
+      return assertNever(adapter.kind, 'database kind');
+  }
+}
+
+const alreadySetup = (cause?: unknown): RestError =>
+  new RestError('conflict', 'already_setup', 'auth is already set up', cause === undefined ? {} : { cause });
+
+/** 24 characters of base64url: 144 random bits. */
+const randomPassword = (): string => randomBytes(18).toString('base64url');
+
+/**
+ * POST /auth/setup and `rest auth setup`. Auth counts as set up as soon as `auth_users` or
+ * `auth_policies` holds a row. Concurrent setups are decided by the database: each inserts
+ * `admin` first in its transaction, the UNIQUE key lets exactly one commit, every other one
+ * fails (or sees the winner's rows) and rolls back → 409 `already_setup`, nothing changed.
+ */
+export async function setupAuth(adapter: DbAdapter, options: SetupOptions): Promise<SetupResult> {
+  await createAuthTables(adapter, options);
+  const password = randomPassword();
+  const admin = await userColumns({ username: ADMIN_USERNAME, password, is_admin: true }, options);
+  const { dialect } = adapter;
+  await adapter.transaction(async (tx) => {
+    // The insert comes first so that the row lock (or SQLite's write lock) is taken before any
+    // read: a losing setup waits for the winner and then fails on the unique key.
+    try {
+      await insertUser(tx, dialect, admin);
+    } catch (e) {
+      if (isRestError(e) && e.code === 'username_taken') throw alreadySetup(e);
+      throw e;
+    }
+    const count = new SqlBuilder(dialect)
+      .append('SELECT (SELECT COUNT(*) FROM ')
+      .appendIdent(AUTH_USERS_TABLE)
+      .append(') AS ')
+      .appendIdent('users')
+      .append(', (SELECT COUNT(*) FROM ')
+      .appendIdent(AUTH_POLICIES_TABLE)
+      .append(') AS ')
+      .appendIdent('policies');
+    const [counts] = (await tx.query(renderSql(dialect, count.build()))).rows;
+    if (Number(counts?.['users']) !== 1 || Number(counts?.['policies']) !== 0) throw alreadySetup();
+
+    const insert = new SqlBuilder(dialect).append('INSERT INTO ').appendIdent(AUTH_POLICIES_TABLE).append(' (');
+    const columns = ['table_name', 'action', 'expression', 'description'] as const;
+    columns.forEach((c, i) => insert.append(i === 0 ? '' : ', ').appendIdent(c));
+    insert.append(') VALUES ');
+    DEFAULT_POLICIES.forEach((policy, row) => {
+      insert.append(row === 0 ? '(' : ', (');
+      columns.forEach((c, i) => insert.append(i === 0 ? '' : ', ').appendValue(policy[c]));
+      insert.append(')');
+    });
+    await tx.query(renderSql(dialect, insert.build()));
+  });
+  return { username: ADMIN_USERNAME, password };
+}

@@ -1,0 +1,168 @@
+// JWT issue and verification (SPEC §3.1): HS256 only, `auth_user` from the verified claims,
+// one uniform 401 `invalid_token` outside, the precise reason only in `cause`; verified tokens
+// are cached until they expire so a request does not re-verify the signature.
+
+import { SignJWT, jwtVerify } from 'jose';
+import type { JWTPayload } from 'jose';
+import { RestError } from '../../errors/rest-error.js';
+import { ANONYMOUS } from '../../compiler/types.js';
+import type { AuthUser } from '../../compiler/types.js';
+
+export const MIN_SECRET_BYTES = 32;
+/** Clock skew accepted on `exp` and `nbf`, in seconds (SPEC: at most 30 s). */
+export const CLOCK_LEEWAY_SECONDS = 30;
+export const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
+
+const ALGORITHM = 'HS256';
+
+export interface TokenServiceOptions {
+  readonly secret: string;
+  readonly ttlSeconds: number;
+  /** Milliseconds since the epoch; `Date.now` unless a test injects another clock. */
+  readonly clock?: () => number;
+  readonly cacheSize?: number;
+}
+
+export interface TokenSubject {
+  readonly user_id: number;
+  readonly is_admin: boolean;
+  readonly username: string;
+}
+
+export interface IssuedToken {
+  readonly token: string;
+  readonly token_type: 'Bearer';
+  readonly expires_in: number;
+}
+
+export interface TokenService {
+  issue(subject: TokenSubject): Promise<IssuedToken>;
+  /** `ANONYMOUS` without a header; the token's user, or 401 `invalid_token`, with one. */
+  verify(authorization: string | undefined): Promise<AuthUser>;
+}
+
+interface CachedUser {
+  readonly user: AuthUser;
+  readonly exp: number | undefined;
+  readonly nbf: number | undefined;
+}
+
+const BEARER = /^Bearer +([^\s]+) *$/i;
+const INTEGER_STRING = /^-?[0-9]+$/;
+
+/** The uniform 401 of every bad token; `reason` stays in the cause, for logs only. */
+export function invalidToken(reason: string, cause?: unknown): RestError {
+  return new RestError('unauthenticated', 'invalid_token', 'the token is invalid or expired', {
+    cause: new Error(reason, cause === undefined ? undefined : { cause }),
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  });
+}
+
+/** `user_id` as a safe integer, from a JSON integer or an integer string. */
+function userIdOf(claim: unknown): number | undefined {
+  let id: number;
+  if (typeof claim === 'number') id = claim;
+  else if (typeof claim === 'string' && INTEGER_STRING.test(claim)) id = Number(claim);
+  else return undefined;
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+/** Freezes a JSON value all the way down: a cached user is shared by many requests. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** `auth_user` of SPEC §3.1 from verified claims; throws when `user_id` is not an integer. */
+export function authUserFromClaims(claims: JWTPayload): AuthUser {
+  const id = userIdOf(claims['user_id']);
+  if (id === undefined) {
+    throw invalidToken(claims['user_id'] === undefined ? 'user_id claim is missing' : 'user_id claim is not an integer');
+  }
+  const username = claims['username'];
+  return Object.freeze({
+    id,
+    is_admin: claims['is_admin'] === true,
+    username: typeof username === 'string' ? username : null,
+    is_authenticated: true,
+    claims: deepFreeze(structuredClone(claims)),
+  });
+}
+
+export function createTokenService(options: TokenServiceOptions): TokenService {
+  const key = new TextEncoder().encode(options.secret);
+  if (key.byteLength < MIN_SECRET_BYTES) {
+    throw new RestError('usage', 'weak_secret', `the auth secret must be at least ${MIN_SECRET_BYTES} bytes long`);
+  }
+  const { ttlSeconds } = options;
+  if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds <= 0) {
+    throw new RestError('usage', 'invalid_token_ttl', 'the token lifetime must be a positive number of seconds');
+  }
+  const clock = options.clock ?? Date.now;
+  const cacheSize = options.cacheSize ?? DEFAULT_TOKEN_CACHE_SIZE;
+  const cache = new Map<string, CachedUser>();
+  const nowSeconds = (): number => Math.floor(clock() / 1000);
+
+  // Mirrors jose's own checks, so a cached token expires exactly when a fresh one would.
+  const stillValid = (entry: CachedUser, now: number): boolean =>
+    (entry.exp === undefined || entry.exp > now - CLOCK_LEEWAY_SECONDS) &&
+    (entry.nbf === undefined || entry.nbf <= now + CLOCK_LEEWAY_SECONDS);
+
+  function remember(token: string, entry: CachedUser): void {
+    if (cache.size >= cacheSize) {
+      const oldest = cache.keys().next();
+      if (oldest.done !== true) cache.delete(oldest.value);
+    }
+    cache.set(token, entry);
+  }
+
+  async function verifyToken(token: string): Promise<AuthUser> {
+    const now = nowSeconds();
+    const hit = cache.get(token);
+    if (hit !== undefined) {
+      cache.delete(token);
+      if (!stillValid(hit, now)) throw invalidToken('token is expired or not yet valid');
+      cache.set(token, hit);
+      return hit.user;
+    }
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: [ALGORITHM],
+        clockTolerance: CLOCK_LEEWAY_SECONDS,
+        currentDate: new Date(clock()),
+      }));
+    } catch (e) {
+      throw invalidToken(e instanceof Error ? e.message : 'token verification failed', e);
+    }
+    const user = authUserFromClaims(payload);
+    remember(token, { user, exp: payload.exp, nbf: payload.nbf });
+    return user;
+  }
+
+  return {
+    async issue(subject) {
+      const now = nowSeconds();
+      const token = await new SignJWT({
+        user_id: subject.user_id,
+        is_admin: subject.is_admin,
+        username: subject.username,
+      })
+        .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+        .setIssuedAt(now)
+        .setExpirationTime(now + ttlSeconds)
+        .sign(key);
+      return { token, token_type: 'Bearer', expires_in: ttlSeconds };
+    },
+
+    async verify(authorization) {
+      if (authorization === undefined) return ANONYMOUS;
+      const m = BEARER.exec(authorization);
+      if (m === null) throw invalidToken('Authorization header is not "Bearer <token>"');
+      return verifyToken(m[1] ?? '');
+    },
+  };
+}

@@ -1,0 +1,37 @@
+// The typed, validated configuration the server runs with (SPEC §1); cli/config/ builds it
+// from flags, environment and the YAML file.
+
+export interface ListenAddress {
+  /** Undefined: every interface (`:port`). */
+  readonly host: string | undefined;
+  /** 0 = any free port. */
+  readonly port: number;
+}
+
+export interface CorsConfig {
+  readonly enabled: boolean;
+  /** Exact origins (`https://app.example`) or `*` for any origin. */
+  readonly origins: readonly string[];
+}
+
+export interface Config {
+  readonly addr: ListenAddress;
+  readonly db: {
+    readonly url: string;
+    /** Native row-level security (PostgreSQL only). */
+    readonly rls: boolean;
+  };
+  readonly auth: {
+    /** Exactly when a secret is configured. */
+    readonly enabled: boolean;
+    readonly secret: string | null;
+    readonly tokenTtlSeconds: number;
+  };
+  readonly cors: CorsConfig;
+}
+
+export const DEFAULT_DB_URL = 'sqlite://./rest.db';
+export const DEFAULT_ADDR = ':3000';
+export const DEFAULT_TOKEN_TTL_SECONDS = 24 * 60 * 60;
+/** HS256 needs at least 256 bits of key (RFC 7518 §3.2). */
+export const MIN_SECRET_BYTES = 32;

@@ -1,0 +1,25 @@
+// Options every adapter accepts: where to report background connection errors, and the pool size.
+
+/** The subset of a pino logger the adapters use. */
+export interface DbLogger {
+  warn(fields: Readonly<Record<string, unknown>>, message: string): void;
+}
+
+export interface AdapterOptions {
+  readonly logger?: DbLogger;
+  /** Connections per pool (PostgreSQL, MySQL); SQLite uses one connection. Default 10. */
+  readonly poolSize?: number;
+}
+
+export const DEFAULT_POOL_SIZE = 10;
+/** How long a new connection may take before the request fails with 503. */
+export const CONNECT_TIMEOUT_MS = 5000;
+
+/** What is safe to log about a connection error: its code and message, never its config. */
+export const errorFields = (e: unknown): Readonly<Record<string, unknown>> => {
+  const { code, message } = (e ?? {}) as { code?: unknown; message?: unknown };
+  return {
+    code: typeof code === 'string' ? code : undefined,
+    error: typeof message === 'string' ? message : String(e),
+  };
+};

@@ -1,0 +1,57 @@
+// The one small interface every database adapter implements (pg, mysql2, better-sqlite3).
+// Statements arrive rendered (text + bound values); adapters never build SQL from values.
+
+import type { Dialect } from '../../compiler/sql/dialect.js';
+import type { RenderedSql } from '../../compiler/sql/fragment.js';
+import type { ColumnType, DialectName } from '../../compiler/types.js';
+
+export type Row = Readonly<Record<string, unknown>>;
+
+export interface QueryResult {
+  readonly rows: readonly Row[];
+  /** Rows returned, or rows affected for INSERT/UPDATE/DELETE without RETURNING. */
+  readonly rowCount: number;
+  /** Auto-increment id of the last insert, where the database reports one (MySQL, SQLite). */
+  readonly insertId?: number;
+}
+
+export interface DbSession {
+  query(sql: RenderedSql): Promise<QueryResult>;
+}
+
+export interface ColumnInfo {
+  readonly name: string;
+  /** What values of this column are compared and returned as. */
+  readonly type: ColumnType;
+  /** The database's own type name, lower case (e.g. `integer`, `varchar(32)`, `jsonb`). */
+  readonly dbType: string;
+  readonly nullable: boolean;
+  readonly hasDefault: boolean;
+  /** Filled by the database (serial/identity/auto_increment/rowid alias). */
+  readonly autoIncrement: boolean;
+}
+
+export interface TableInfo {
+  readonly name: string;
+  readonly columns: readonly ColumnInfo[];
+  readonly columnsByName: ReadonlyMap<string, ColumnInfo>;
+  readonly primaryKey: readonly string[];
+}
+
+export interface SchemaSnapshot {
+  readonly tables: ReadonlyMap<string, TableInfo>;
+}
+
+export interface DbAdapter extends DbSession {
+  readonly kind: DialectName;
+  readonly dialect: Dialect;
+  /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
+  transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T>;
+  /** Trusted, parameterless SQL (DDL of setup and migrations); never request data. */
+  exec(sqlText: string): Promise<void>;
+  /** Tables of the current database/schema with columns and primary keys. */
+  introspect(): Promise<SchemaSnapshot>;
+  /** A cheap value that changes whenever the schema changes (checked periodically). */
+  schemaVersion(): Promise<string>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,56 @@
+// Opens the adapter for a `-db.url` (SPEC §1): a bad URL is a usage error, an unreachable
+// database one clear sentence with category `unavailable`.
+
+import { RestError } from '../../errors/rest-error.js';
+import type { DbAdapter } from './adapter.js';
+import type { AdapterOptions } from './adapter-options.js';
+import { describeConnectionFailure } from './map-db-error.js';
+import { createMysqlAdapter } from './mysql-adapter.js';
+import { parseDbUrl, type DbUrl } from './parse-db-url.js';
+import { createPgAdapter } from './pg-adapter.js';
+import { createSqliteAdapter } from './sqlite-adapter.js';
+
+export { parseDbUrl, type DbUrl } from './parse-db-url.js';
+export type { AdapterOptions, DbLogger } from './adapter-options.js';
+
+const LABEL: Readonly<Record<DbUrl['kind'], string>> = {
+  postgres: 'PostgreSQL',
+  mysql: 'MySQL/MariaDB',
+  sqlite: 'SQLite',
+};
+
+function open(url: string, parsed: DbUrl, options: AdapterOptions): Promise<DbAdapter> {
+  switch (parsed.kind) {
+    case 'postgres':
+      return createPgAdapter(url, options);
+    case 'mysql': {
+      const u = new URL(url);
+      return createMysqlAdapter(
+        {
+          host: parsed.host,
+          port: parsed.port,
+          user: parsed.user || 'root',
+          password: decodeURIComponent(u.password),
+          database: parsed.database,
+        },
+        options,
+      );
+    }
+    case 'sqlite':
+      return Promise.resolve().then(() => createSqliteAdapter(parsed.path, options));
+  }
+}
+
+export async function createAdapter(url: string, options: AdapterOptions = {}): Promise<DbAdapter> {
+  const parsed = parseDbUrl(url);
+  try {
+    return await open(url, parsed, options);
+  } catch (e) {
+    throw new RestError(
+      'unavailable',
+      'database_unavailable',
+      `Cannot connect to the ${LABEL[parsed.kind]} database at ${parsed.display}: ${describeConnectionFailure(e)}.`,
+      { cause: e },
+    );
+  }
+}

@@ -1,0 +1,348 @@
+// MySQL/MariaDB adapter on a mysql2/promise pool: server-side prepared statements with `?`
+// placeholders (no multipleStatements for requests), UTC sessions, values converted per result
+// field so JSON matches the other databases, information_schema introspection.
+
+import mysql from 'mysql2/promise';
+import { mysqlDialect } from '../../compiler/sql/dialect.js';
+import type { RenderedSql } from '../../compiler/sql/fragment.js';
+import type { ColumnType } from '../../compiler/types.js';
+import type { DbAdapter, DbSession, QueryResult, Row, SchemaSnapshot } from './adapter.js';
+import {
+  CONNECT_TIMEOUT_MS,
+  DEFAULT_POOL_SIZE,
+  errorFields,
+  type AdapterOptions,
+} from './adapter-options.js';
+import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from './build-snapshot.js';
+import { bindParam, jsonValue, localTimestamp } from './db-values.js';
+import { ADAPTER_CLOSED, adapterError, mapDbError } from './map-db-error.js';
+
+export interface MysqlConnectionConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  readonly database: string;
+}
+
+// Field types of the client/server protocol (https://mariadb.com/kb/en/result-set-packets/#field-types).
+const FIELD = { TINY: 1, FLOAT: 4, TIMESTAMP: 7, DATETIME: 12, BLOB: 252 } as const;
+/** Character set number 63 marks binary strings (BLOB, VARBINARY). */
+const BINARY_CHARSET = 63;
+
+type Convert = (value: unknown) => unknown;
+
+// The binary protocol sends FLOAT as 4 bytes that mysql2 widens to a double (1.1 → 1.100000023841858);
+// the shortest decimal that reads back as the same float32 is what PostgreSQL and the text protocol show.
+function float32Value(value: unknown): unknown {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return value;
+  for (let digits = 1; digits <= 9; digits++) {
+    const candidate = Number(value.toPrecision(digits));
+    if (Math.fround(candidate) === Math.fround(value)) return candidate;
+  }
+  return value;
+}
+
+const booleanValue: Convert = (v) => (typeof v === 'number' ? v !== 0 : v);
+const datetimeValue: Convert = (v) => (typeof v === 'string' ? localTimestamp(v) : v);
+// Sessions run in UTC (see createMysqlAdapter), so TIMESTAMP values are UTC instants.
+const timestampValue: Convert = (v) => (typeof v === 'string' ? `${localTimestamp(v)}Z` : v);
+
+const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
+const DECIMAL_TYPES = new Set(['decimal', 'numeric', 'float', 'double', 'real']);
+const TEXT_TYPES = new Set(['char', 'varchar', 'tinytext', 'text', 'mediumtext', 'longtext', 'enum', 'set']);
+
+function columnType(dataType: string, columnTypeText: string, isJson: boolean): ColumnType {
+  if (isJson) return 'other';
+  // BOOL/BOOLEAN are synonyms of TINYINT(1) (https://mariadb.com/kb/en/boolean/).
+  if (/^tinyint\(1\)/.test(columnTypeText)) return 'boolean';
+  if (INTEGER_TYPES.has(dataType)) return 'integer';
+  if (DECIMAL_TYPES.has(dataType)) return 'decimal';
+  if (TEXT_TYPES.has(dataType)) return 'text';
+  return 'other';
+}
+
+// MariaDB's JSON is an alias of LONGTEXT with a column CHECK (json_valid(`col`))
+// (https://mariadb.com/kb/en/json-data-type/); MySQL has a real JSON type, which mysql2 parses.
+// information_schema is read with one simple query per view and joined here: MariaDB evaluates
+// joins and correlated subqueries over information_schema very slowly (hundreds of ms).
+const JSON_CHECK = /^json_valid\(`((?:[^`]|``)+)`\)$/;
+
+const INTROSPECT_COLUMNS = `
+SELECT TABLE_NAME AS table_name, COLUMN_NAME AS column_name, DATA_TYPE AS data_type, COLUMN_TYPE AS column_type,
+       IS_NULLABLE AS is_nullable, COLUMN_DEFAULT AS column_default, EXTRA AS extra
+FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
+ORDER BY TABLE_NAME, ORDINAL_POSITION`;
+
+const BASE_TABLES = `
+SELECT TABLE_NAME AS table_name FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'`;
+
+const MARIADB_CHECKS = `
+SELECT TABLE_NAME AS table_name, CHECK_CLAUSE AS check_clause FROM information_schema.CHECK_CONSTRAINTS
+WHERE CONSTRAINT_SCHEMA = DATABASE() AND LEVEL = 'Column'`;
+
+const MARIADB_TABLE_CHECKS = `${MARIADB_CHECKS} AND TABLE_NAME = ?`;
+
+/** `table` → JSON columns, from MariaDB's column-level json_valid checks. */
+function jsonChecks(rows: readonly Row[]): Map<string, Set<string>> {
+  const json = new Map<string, Set<string>>();
+  for (const r of rows) {
+    const column = JSON_CHECK.exec(String(r['check_clause']))?.[1]?.replaceAll('``', '`');
+    if (column === undefined) continue;
+    const table = String(r['table_name']);
+    json.set(table, (json.get(table) ?? new Set()).add(column));
+  }
+  return json;
+}
+
+const INTROSPECT_KEYS = `
+SELECT TABLE_NAME AS table_name, COLUMN_NAME AS column_name
+FROM information_schema.KEY_COLUMN_USAGE
+WHERE TABLE_SCHEMA = DATABASE() AND CONSTRAINT_NAME = 'PRIMARY'
+ORDER BY TABLE_NAME, ORDINAL_POSITION`;
+
+// A checksum of every column definition of the database: any CREATE/ALTER/DROP/RENAME changes it.
+const SCHEMA_VERSION = `
+SELECT CONCAT(COUNT(*), ':', COALESCE(SUM(CRC32(CONCAT_WS('|', TABLE_NAME, COLUMN_NAME, ORDINAL_POSITION,
+       COLUMN_TYPE, IS_NULLABLE, COALESCE(COLUMN_DEFAULT, '~'), EXTRA, COLUMN_KEY))), 0)) AS version
+FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()`;
+
+type Queryable = Pick<mysql.Pool, 'execute' | 'query'> | mysql.PoolConnection;
+
+class MysqlAdapter implements DbAdapter {
+  readonly kind = 'mysql' as const;
+  readonly dialect = mysqlDialect;
+  readonly #pool: mysql.Pool;
+  readonly #config: mysql.PoolOptions;
+  readonly #mariadb: boolean;
+  /** JSON columns by table, learnt on first sight of a table and refreshed by introspect()/exec(). */
+  #jsonColumns = new Map<string, Promise<ReadonlySet<string>>>();
+  #closed = false;
+
+  constructor(pool: mysql.Pool, config: mysql.PoolOptions, mariadb: boolean) {
+    this.#pool = pool;
+    this.#config = config;
+    this.#mariadb = mariadb;
+  }
+
+  #ensureOpen(): void {
+    if (this.#closed) throw mapDbError(adapterError(ADAPTER_CLOSED));
+  }
+
+  #jsonColumnsOf(table: string, via: Queryable): Promise<ReadonlySet<string>> {
+    let found = this.#jsonColumns.get(table);
+    if (found === undefined) {
+      found = via
+        .execute<mysql.RowDataPacket[]>(MARIADB_TABLE_CHECKS, [table])
+        .then(([rows]) => jsonChecks(rows).get(table) ?? new Set<string>());
+      found.catch(() => this.#jsonColumns.delete(table));
+      this.#jsonColumns.set(table, found);
+    }
+    return found;
+  }
+
+  async #converters(
+    fields: readonly mysql.FieldPacket[],
+    via: Queryable,
+  ): Promise<(readonly [string, Convert])[]> {
+    const converters: (readonly [string, Convert])[] = [];
+    for (const f of fields) {
+      const type = f.columnType ?? f.type;
+      if (type === FIELD.TINY && f.columnLength === 1) converters.push([f.name, booleanValue]);
+      else if (type === FIELD.FLOAT) converters.push([f.name, float32Value]);
+      else if (type === FIELD.DATETIME) converters.push([f.name, datetimeValue]);
+      else if (type === FIELD.TIMESTAMP) converters.push([f.name, timestampValue]);
+      else if (
+        this.#mariadb &&
+        type === FIELD.BLOB &&
+        f.characterSet !== BINARY_CHARSET &&
+        f.orgTable &&
+        f.orgName
+      ) {
+        if ((await this.#jsonColumnsOf(f.orgTable, via)).has(f.orgName)) converters.push([f.name, jsonValue]);
+      }
+    }
+    return converters;
+  }
+
+  async #run(via: Queryable, sql: RenderedSql): Promise<QueryResult> {
+    try {
+      const [result, fields] = await via.execute(
+        sql.text,
+        sql.values.map(bindParam) as mysql.ExecuteValues[],
+      );
+      if (!Array.isArray(result)) {
+        const header = result as mysql.ResultSetHeader;
+        return header.insertId > 0
+          ? { rows: [], rowCount: header.affectedRows, insertId: header.insertId }
+          : { rows: [], rowCount: header.affectedRows };
+      }
+      const rows = result as Record<string, unknown>[];
+      const converters = rows.length === 0 ? [] : await this.#converters(fields, via);
+      for (const row of rows) for (const [name, convert] of converters) row[name] = convert(row[name]);
+      return { rows: rows as Row[], rowCount: rows.length };
+    } catch (e) {
+      throw mapDbError(e);
+    }
+  }
+
+  async query(sql: RenderedSql): Promise<QueryResult> {
+    this.#ensureOpen();
+    return await this.#run(this.#pool, sql);
+  }
+
+  async transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T> {
+    this.#ensureOpen();
+    let connection: mysql.PoolConnection;
+    try {
+      connection = await this.#pool.getConnection();
+    } catch (e) {
+      throw mapDbError(e);
+    }
+    // A connection whose ROLLBACK failed may still hold a transaction: destroy it, never reuse it.
+    let broken = false;
+    try {
+      await this.#run(connection, { text: 'START TRANSACTION', values: [] });
+      const result = await fn({ query: (sql) => this.#run(connection, sql) });
+      await this.#run(connection, { text: 'COMMIT', values: [] });
+      return result;
+    } catch (e) {
+      try {
+        await connection.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      // Driver errors were mapped by #run(); the caller's own errors pass through unchanged.
+      throw e;
+    } finally {
+      if (broken) connection.destroy();
+      else connection.release();
+    }
+  }
+
+  /** Trusted DDL may hold several statements: it runs on its own short-lived connection. */
+  async exec(sqlText: string): Promise<void> {
+    this.#ensureOpen();
+    try {
+      const connection = await mysql.createConnection({ ...this.#config, multipleStatements: true });
+      try {
+        await connection.query(sqlText);
+      } finally {
+        await connection.end();
+      }
+    } catch (e) {
+      throw mapDbError(e);
+    } finally {
+      this.#jsonColumns = new Map();
+    }
+  }
+
+  async introspect(): Promise<SchemaSnapshot> {
+    const none = Promise.resolve({ rows: [], rowCount: 0 });
+    const [columns, tables, keys, checks] = await Promise.all([
+      this.query({ text: INTROSPECT_COLUMNS, values: [] }),
+      this.query({ text: BASE_TABLES, values: [] }),
+      this.query({ text: INTROSPECT_KEYS, values: [] }),
+      this.#mariadb ? this.query({ text: MARIADB_CHECKS, values: [] }) : none,
+    ]);
+    const baseTables = new Set(tables.rows.map((r) => String(r['table_name'])));
+    const mariadbJson = jsonChecks(checks.rows);
+    const introspected = columns.rows
+      .filter((r) => baseTables.has(String(r['table_name'])))
+      .map((r): IntrospectedColumn => {
+        const table = String(r['table_name']);
+        const name = String(r['column_name']);
+        const dataType = String(r['data_type']).toLowerCase();
+        const isJson = dataType === 'json' || mariadbJson.get(table)?.has(name) === true;
+        const extra = String(r['extra'] ?? '').toLowerCase();
+        const columnDefault = r['column_default'];
+        const dbType = isJson ? 'json' : String(r['column_type']).toLowerCase();
+        return {
+          table,
+          name,
+          type: columnType(dataType, dbType, isJson),
+          dbType,
+          nullable: r['is_nullable'] === 'YES',
+          // MariaDB shows "no default" as SQL NULL and DEFAULT NULL as the text NULL
+          // (https://mariadb.com/kb/en/information-schema-columns-table/).
+          hasDefault:
+            (columnDefault !== null && columnDefault !== 'NULL') || /auto_increment|generated/.test(extra),
+          autoIncrement: extra.includes('auto_increment'),
+        };
+      });
+    this.#jsonColumns = new Map(
+      [...baseTables].map((table) => [table, Promise.resolve(mariadbJson.get(table) ?? new Set<string>())]),
+    );
+    return buildSnapshot(
+      introspected,
+      keys.rows
+        .filter((r) => baseTables.has(String(r['table_name'])))
+        .map((r): IntrospectedKeyPart => ({
+          table: String(r['table_name']),
+          column: String(r['column_name']),
+        })),
+    );
+  }
+
+  async schemaVersion(): Promise<string> {
+    const r = await this.query({ text: SCHEMA_VERSION, values: [] });
+    return String(r.rows[0]?.['version']);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#pool.end();
+  }
+}
+
+/** Opens a pool and checks one connection; throws the driver's error when that fails. */
+export async function createMysqlAdapter(
+  config: MysqlConnectionConfig,
+  options: AdapterOptions = {},
+): Promise<DbAdapter> {
+  const poolConfig: mysql.PoolOptions = {
+    host: config.host,
+    port: config.port,
+    user: config.user,
+    password: config.password,
+    database: config.database,
+    connectionLimit: options.poolSize ?? DEFAULT_POOL_SIZE,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    enableKeepAlive: true,
+    multipleStatements: false,
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+    decimalNumbers: true,
+    dateStrings: true,
+    // Each connection keeps its prepared statements; bound the cache so many distinct
+    // statements stay under the server's max_prepared_stmt_count.
+    maxPreparedStatements: 256,
+  };
+  const pool = mysql.createPool(poolConfig);
+  // UTC sessions make TIMESTAMP values UTC instants; strict mode turns silent truncation into
+  // errors as on PostgreSQL (https://mariadb.com/kb/en/sql-mode/#strict-mode).
+  pool.pool.on('connection', (connection) => {
+    connection.query(
+      "SET time_zone = '+00:00', sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')",
+      (e: unknown) => {
+        if (e) options.logger?.warn(errorFields(e), 'MySQL session setup failed');
+      },
+    );
+    // An idle connection whose server went away emits `error`; the pool drops it and connects anew.
+    connection.on('error', (e: unknown) =>
+      options.logger?.warn(errorFields(e), 'idle MySQL connection failed'),
+    );
+  });
+  try {
+    const [rows] = await pool.query<mysql.RowDataPacket[]>('SELECT VERSION() AS version');
+    const mariadb = String(rows[0]?.['version'] ?? '')
+      .toLowerCase()
+      .includes('mariadb');
+    return new MysqlAdapter(pool, poolConfig, mariadb);
+  } catch (e) {
+    await pool.end().catch(() => undefined);
+    throw e;
+  }
+}

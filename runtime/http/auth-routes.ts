@@ -1,0 +1,105 @@
+// The auth endpoints of SPEC §3.1 (served only when auth is enabled): setup, register, login,
+// logout. Other paths fall through to the table endpoints; other methods on these paths → 405.
+
+import type { Request, RequestHandler, Response } from 'express';
+import type { AuthUser } from '../../compiler/types.js';
+import { RestError } from '../../errors/rest-error.js';
+import type { DbAdapter } from '../db/adapter.js';
+import type { PasswordHasher } from '../auth/passwords.js';
+import type { LoginRateLimiter } from '../auth/rate-limiter.js';
+import type { TokenService } from '../auth/tokens.js';
+import { authenticateUser, parseCredentials, registerUser } from '../auth/users.js';
+import { readJsonBody } from './read-json-body.js';
+
+export interface AdminCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+export interface AuthRoutesDeps {
+  readonly adapter: DbAdapter;
+  readonly tokens: TokenService;
+  readonly limiter: LoginRateLimiter;
+  readonly hasher?: PasswordHasher;
+  /** Creates the auth tables, default policies and admin once; then 409 `already_setup`. */
+  readonly setup: () => Promise<AdminCredentials>;
+  /** Called after a successful setup, before the answer: new tables and policies exist now. */
+  readonly afterSetup: () => Promise<void>;
+  /** The request's user; throws 401 `invalid_token` for a bad token, even here. */
+  readonly authenticate: (req: Request) => AuthUser | Promise<AuthUser>;
+}
+
+type AuthRoute = (
+  deps: AuthRoutesDeps,
+  req: Request,
+) => Promise<{ readonly status: number; readonly body: unknown }>;
+
+const hasherOption = (deps: AuthRoutesDeps) => (deps.hasher === undefined ? {} : { hasher: deps.hasher });
+
+const routes: Readonly<Record<string, AuthRoute>> = {
+  '/auth/setup': async (deps) => {
+    const admin = await deps.setup();
+    await deps.afterSetup();
+    return { status: 201, body: { username: admin.username, password: admin.password } };
+  },
+  '/auth/register': async (deps, req) => {
+    const credentials = parseCredentials(await readJsonBody(req));
+    const user = await registerUser(deps.adapter, credentials, hasherOption(deps));
+    return { status: 201, body: { id: user.id, username: user.username } };
+  },
+  '/auth/login': async (deps, req) => {
+    const credentials = parseCredentials(await readJsonBody(req));
+    const user = await authenticateUser(deps.adapter, credentials, {
+      ...hasherOption(deps),
+      limiter: deps.limiter,
+      clientAddress: req.socket.remoteAddress ?? 'unknown',
+    });
+    const issued = await deps.tokens.issue({
+      user_id: user.id,
+      is_admin: user.is_admin,
+      username: user.username,
+    });
+    return {
+      status: 200,
+      body: { token: issued.token, token_type: issued.token_type, expires_in: issued.expires_in },
+    };
+  },
+  // Tokens are not revoked (SPEC §3.1): logging out is the client forgetting its token.
+  '/auth/logout': async () => ({ status: 200, body: {} }),
+};
+
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+export function authRoutes(deps: AuthRoutesDeps): RequestHandler {
+  return async (req: Request, res: Response, next): Promise<void> => {
+    const path = pathOf(req.url);
+    const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
+    if (route === undefined) {
+      next();
+      return;
+    }
+    if (req.method !== 'POST') {
+      throw new RestError(
+        'method_not_allowed',
+        'method_not_allowed',
+        `method ${req.method} is not allowed here`,
+        {
+          details: { allowed: ['POST'] },
+          headers: { Allow: 'POST' },
+        },
+      );
+    }
+    await deps.authenticate(req);
+    const result = await route(deps, req);
+    res.status(result.status).json(result.body);
+  };
+}
+
+/** `authenticate(req)` of the table and auth endpoints: no header → ANONYMOUS, bad token → 401. */
+export function tokenAuthenticate(tokens: TokenService): (req: Request) => Promise<AuthUser> {
+  return (req) => tokens.verify(req.headers.authorization);
+}

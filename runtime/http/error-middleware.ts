@@ -1,0 +1,38 @@
+// The one place HTTP answers errors: RestError → its status, headers and public body; anything
+// else (and every internal error) → a bare 500 with the request id. Details (cause, stack, SQL)
+// go to the log only.
+
+import type { ErrorRequestHandler } from 'express';
+import { httpStatusOf, isRestError } from '../../errors/rest-error.js';
+import type { Logger } from '../logger.js';
+import { requestIdFrom } from './common-headers.js';
+
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    const requestId = requestIdFrom(res);
+    const entry = { requestId, method: req.method, path: req.path };
+    if (res.headersSent) {
+      logger.error({ ...entry, err }, 'error after the response started');
+      next(err);
+      return;
+    }
+    if (isRestError(err) && err.category !== 'internal') {
+      const status = httpStatusOf[err.category];
+      if (status >= 500)
+        logger.warn({ ...entry, status, code: err.code, err: err.cause ?? err }, err.message);
+      else logger.debug({ ...entry, status, code: err.code }, err.message);
+      for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+      res.status(status).json(err.toBody());
+      return;
+    }
+    const cause = isRestError(err) ? (err.cause ?? err) : err;
+    logger.error({ ...entry, status: 500, err: cause }, 'internal error');
+    res.status(500).json({
+      error: {
+        code: 'internal',
+        message: `internal error (request id ${requestId})`,
+        details: { request_id: requestId },
+      },
+    });
+  };
+}

@@ -1,0 +1,101 @@
+// Reads a write's body: `Content-Type: application/json` (415), at most 1 MiB (413),
+// valid UTF-8 JSON (400), nested at most 32 levels (400).
+
+import type { IncomingMessage } from 'node:http';
+import { RestError } from '../../errors/rest-error.js';
+import type { JsonValue } from '../request/types.js';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+export const MAX_JSON_DEPTH = 32;
+/** Past this we stop draining an oversized body and drop the connection. */
+const DRAIN_LIMIT_BYTES = 16 * BODY_LIMIT_BYTES;
+
+export interface BodyLimits {
+  readonly maxBytes: number;
+  readonly maxDepth: number;
+}
+
+const DEFAULT_LIMITS: BodyLimits = { maxBytes: BODY_LIMIT_BYTES, maxDepth: MAX_JSON_DEPTH };
+
+export function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const [type, ...params] = header.split(';').map((s) => s.trim().toLowerCase());
+  if (type !== 'application/json') return false;
+  return params.every((p) => !p.startsWith('charset=') || p === 'charset=utf-8' || p === 'charset="utf-8"');
+}
+
+/** Deepest nesting of arrays/objects in JSON text, scanning outside strings; stops past `limit`. */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      if (depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+function tooLarge(maxBytes: number): RestError {
+  return new RestError('payload_too_large', 'payload_too_large', `the body is larger than ${maxBytes} bytes`);
+}
+
+async function readBytes(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  let total = 0;
+  let oversized = Number.isFinite(declared) && declared > maxBytes;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > maxBytes) oversized = true;
+    if (total > DRAIN_LIMIT_BYTES) {
+      req.destroy();
+      break;
+    }
+    if (!oversized) chunks.push(chunk);
+  }
+  if (oversized) throw tooLarge(maxBytes);
+  return Buffer.concat(chunks, total);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export async function readJsonBody(
+  req: IncomingMessage,
+  limits: BodyLimits = DEFAULT_LIMITS,
+): Promise<JsonValue> {
+  if (!isJsonContentType(req.headers['content-type'])) {
+    throw new RestError(
+      'unsupported_media_type',
+      'unsupported_media_type',
+      'writes need Content-Type: application/json',
+    );
+  }
+  const bytes = await readBytes(req, limits.maxBytes);
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new RestError('invalid_input', 'invalid_json', 'the body is not valid UTF-8');
+  }
+  if (text.trim() === '')
+    throw new RestError('invalid_input', 'invalid_json', 'the body is empty; send a JSON object or array');
+  if (jsonDepthExceeds(text, limits.maxDepth)) {
+    throw new RestError(
+      'invalid_input',
+      'json_too_deep',
+      `the body is nested deeper than ${limits.maxDepth} levels`,
+    );
+  }
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    throw new RestError('invalid_input', 'invalid_json', 'the body is not valid JSON');
+  }
+}

@@ -1,0 +1,70 @@
+// The express handler of every endpoint: route → (health | authenticate → table → body → parse →
+// table handler) → JSON. Errors are thrown to the error middleware.
+
+import type { Request, RequestHandler, Response } from 'express';
+import type { AuthUser } from '../../compiler/types.js';
+import { isRestError, RestError } from '../../errors/rest-error.js';
+import type { DbAdapter, TableInfo } from '../db/adapter.js';
+import { mapDbError } from '../db/map-db-error.js';
+import { checkHealth } from '../handlers/health-handler.js';
+import { handleTableRequest, type TableHandlerDeps } from '../handlers/table-handler.js';
+import { parseTableRequest } from '../request/parse-request.js';
+import { parseRoute } from '../request/parse-route.js';
+import { readJsonBody } from './read-json-body.js';
+
+/** Finds a served table by its exact name; undefined when the schema has no such table. */
+export interface SchemaLookup {
+  table(name: string): Promise<TableInfo | undefined>;
+}
+
+export type Authenticate = (req: Request) => AuthUser | Promise<AuthUser>;
+
+export interface RestHandlerDeps extends TableHandlerDeps {
+  readonly adapter: DbAdapter;
+  readonly schema: SchemaLookup;
+  readonly authenticate: Authenticate;
+  readonly authEnabled: boolean;
+}
+
+const MAX_NAME_IN_DETAILS = 128;
+
+async function findTable(schema: SchemaLookup, name: string): Promise<TableInfo> {
+  let table: TableInfo | undefined;
+  try {
+    table = await schema.table(name);
+  } catch (e) {
+    throw isRestError(e) ? e : mapDbError(e);
+  }
+  if (table === undefined) {
+    throw new RestError('not_found', 'unknown_table', 'no such table', {
+      details: { table: name.slice(0, MAX_NAME_IN_DETAILS) },
+    });
+  }
+  return table;
+}
+
+function splitUrl(url: string): { readonly path: string; readonly query: URLSearchParams } {
+  const q = url.indexOf('?');
+  return q === -1
+    ? { path: url, query: new URLSearchParams() }
+    : { path: url.slice(0, q), query: new URLSearchParams(url.slice(q + 1)) };
+}
+
+export function restHandler(deps: RestHandlerDeps): RequestHandler {
+  return async (req: Request, res: Response): Promise<void> => {
+    const { path, query } = splitUrl(req.url);
+    const route = parseRoute(req.method, path);
+    if (route.kind === 'health') {
+      const result = await checkHealth(deps.adapter, deps.authEnabled);
+      res.status(result.status).json(result.body);
+      return;
+    }
+    const user = await deps.authenticate(req);
+    const table = await findTable(deps.schema, route.table);
+    const writesBody = route.operation === 'create' || route.operation === 'update';
+    const body = writesBody ? await readJsonBody(req) : undefined;
+    const request = parseTableRequest({ ...route, query, body });
+    const result = await handleTableRequest(deps, request, table, user);
+    res.status(result.status).json(result.body);
+  };
+}

@@ -1,0 +1,168 @@
+// Validates request values against the column's kind, identically on every database, so a type
+// error is a 400 before any SQL runs (SQLite would otherwise store anything).
+
+import { RestError } from '../../errors/rest-error.js';
+import type { ColumnInfo } from '../db/adapter.js';
+import type { JsonValue } from '../request/types.js';
+import type { ValueKind } from './value-kind.js';
+import { valueKindOf } from './value-kind.js';
+
+const INTEGER = /^[+-]?[0-9]+$/;
+const DECIMAL = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$/;
+const DATE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/;
+const TIMESTAMP =
+  /^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$/i;
+const TIME = /^[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?$/;
+
+const expected: Readonly<Record<ValueKind, string>> = {
+  integer: 'an integer',
+  decimal: 'a number',
+  boolean: 'true or false',
+  text: 'a string without NUL characters',
+  json: 'a JSON value',
+  date: 'a date (YYYY-MM-DD)',
+  timestamp: 'an ISO-8601 timestamp',
+  time: 'a time (HH:MM[:SS])',
+  other: 'a string',
+};
+
+export function invalidValue(column: ColumnInfo, kind: ValueKind = valueKindOf(column)): RestError {
+  return new RestError('invalid_input', 'invalid_value', `${column.name} must be ${expected[kind]}`, {
+    details: { column: column.name },
+  });
+}
+
+function outOfRange(column: ColumnInfo): RestError {
+  return new RestError(
+    'invalid_input',
+    'invalid_value',
+    `${column.name} is out of range for its type ${column.dbType}`,
+    {
+      details: { column: column.name },
+    },
+  );
+}
+
+function isValidDate(text: string): boolean {
+  const m = DATE.exec(text);
+  if (m === null) return false;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
+
+const isValidTimestamp = (text: string): boolean =>
+  TIMESTAMP.test(text) && isValidDate(text.slice(0, 10)) && !Number.isNaN(Date.parse(text.replace(' ', 'T')));
+
+/** Integers beyond 2^53 stay strings so no digit is lost on the way to the database. */
+function integerFromText(text: string): number | string {
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : text.replace(/^\+/, '');
+}
+
+const INTEGER_BITS: ReadonlyArray<readonly [RegExp, number]> = [
+  [/^tinyint\b/, 8],
+  [/^(smallint|int2)\b/, 16],
+  [/^mediumint\b/, 24],
+];
+
+/**
+ * The range of an integer column from its declared type. SQLite enforces none (its INTEGER is
+ * 64-bit), so ranges are checked here for every database: smallint, tinyint and mediumint by
+ * their size, everything else as 64-bit (PostgreSQL and MySQL also refuse a 32-bit overflow).
+ */
+function integerFits(column: ColumnInfo, value: number | string): boolean {
+  const bits = INTEGER_BITS.find(([re]) => re.test(column.dbType))?.[1] ?? 64;
+  const unsigned = /\bunsigned\b/.test(column.dbType);
+  const n = BigInt(value);
+  const min = unsigned ? 0n : -(2n ** BigInt(bits - 1));
+  const max = unsigned ? 2n ** BigInt(bits) - 1n : 2n ** BigInt(bits - 1) - 1n;
+  return n >= min && n <= max;
+}
+
+/** `numeric(p,s)` / `decimal(p,s)` holds fewer than 10^(p-s); SQLite would store anything. */
+function decimalFits(column: ColumnInfo, value: number | string): boolean {
+  const m = /^(?:numeric|decimal)\(([0-9]+)(?:,\s*([0-9]+))?\)/.exec(column.dbType);
+  if (m === null) return true;
+  const integerDigits = Number(m[1]) - Number(m[2] ?? 0);
+  return Math.abs(Number(value)) < 10 ** integerDigits;
+}
+
+function inRange(column: ColumnInfo, kind: ValueKind, value: unknown): boolean {
+  if (kind === 'integer' && (typeof value === 'number' || typeof value === 'string'))
+    return integerFits(column, value);
+  if (kind === 'decimal' && (typeof value === 'number' || typeof value === 'string'))
+    return decimalFits(column, value);
+  return true;
+}
+
+/** A value written in the query string (`col=eq.<text>`). Returns undefined when invalid. */
+function fromText(kind: ValueKind, text: string): unknown {
+  switch (kind) {
+    case 'integer':
+      return INTEGER.test(text) ? integerFromText(text) : undefined;
+    case 'decimal':
+      return DECIMAL.test(text) ? text : undefined;
+    case 'boolean':
+      return text === 'true' ? true : text === 'false' ? false : undefined;
+    case 'date':
+      return isValidDate(text) ? text : undefined;
+    case 'timestamp':
+      return isValidTimestamp(text) ? text : undefined;
+    case 'time':
+      return TIME.test(text) ? text : undefined;
+    case 'text':
+    case 'other':
+      return noNul(text);
+    case 'json':
+      return undefined;
+  }
+}
+
+/** PostgreSQL cannot store U+0000 in text, so no database gets it (one rule everywhere). */
+const noNul = (text: string): string | undefined => (text.includes('\u0000') ? undefined : text);
+
+export function coerceQueryValue(column: ColumnInfo, text: string): unknown {
+  const kind = valueKindOf(column);
+  const value = fromText(kind, text);
+  if (value === undefined) throw invalidValue(column, kind);
+  if (!inRange(column, kind, value)) throw outOfRange(column);
+  return value;
+}
+
+/** A value of a JSON body. JSON null is SQL NULL for every kind, JSON columns included. */
+export function coerceBodyValue(column: ColumnInfo, value: JsonValue): unknown {
+  if (value === null) return null;
+  const kind = valueKindOf(column);
+  let result: unknown;
+  switch (kind) {
+    case 'json':
+      result = value;
+      break;
+    case 'integer':
+      if (typeof value === 'number') result = Number.isSafeInteger(value) ? value : undefined;
+      else if (typeof value === 'string') result = fromText(kind, value);
+      break;
+    case 'decimal':
+      if (typeof value === 'number') result = Number.isFinite(value) ? value : undefined;
+      else if (typeof value === 'string') result = fromText(kind, value);
+      break;
+    case 'boolean':
+      result = typeof value === 'boolean' ? value : undefined;
+      break;
+    case 'text':
+      result = typeof value === 'string' ? noNul(value) : undefined;
+      break;
+    case 'date':
+    case 'timestamp':
+    case 'time':
+      result = typeof value === 'string' ? fromText(kind, value) : undefined;
+      break;
+    case 'other':
+      result = typeof value === 'string' ? noNul(value) : typeof value === 'object' ? undefined : value;
+      break;
+  }
+  if (result === undefined) throw invalidValue(column, kind);
+  if (!inRange(column, kind, result)) throw outOfRange(column);
+  return result;
+}

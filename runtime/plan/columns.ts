@@ -1,0 +1,47 @@
+// Every column name of a request is looked up in the schema here; unknown → 400.
+
+import { RestError } from '../../errors/rest-error.js';
+import type { ColumnInfo, TableInfo } from '../db/adapter.js';
+import { isSecretColumn } from '../policies/secret-columns.js';
+import type { Select } from '../request/types.js';
+
+export type ColumnUse = 'filter' | 'select' | 'order' | 'body';
+
+/**
+ * Secret columns (the password hash, SPEC §3.2) read as unknown columns anywhere a request can
+ * read them; they stay writable (`body`) because the auth table guards hash and derive them.
+ */
+export function columnOf(table: TableInfo, name: string, use: ColumnUse): ColumnInfo {
+  const column = table.columnsByName.get(name);
+  if (column === undefined || (use !== 'body' && isSecretColumn(table.name, name))) {
+    throw new RestError(
+      'invalid_input',
+      'unknown_column',
+      `table ${table.name} has no column ${name} (in ${use})`,
+      {
+        details: { column: name, in: use },
+      },
+    );
+  }
+  return column;
+}
+
+export function selectedColumns(table: TableInfo, select: Select): readonly ColumnInfo[] {
+  return select === undefined
+    ? table.columns.filter((c) => !isSecretColumn(table.name, c.name))
+    : select.map((name) => columnOf(table, name, 'select'));
+}
+
+/** The single-column primary key that `/<table>/<key>` addresses. */
+export function keyColumn(table: TableInfo): ColumnInfo {
+  const [name, ...rest] = table.primaryKey;
+  if (name === undefined || rest.length > 0) {
+    const why = name === undefined ? 'has no primary key' : 'has a composite primary key';
+    throw new RestError(
+      'invalid_input',
+      'unsupported_key',
+      `table ${table.name} ${why}; address its rows with filters instead of /${table.name}/<key>`,
+    );
+  }
+  return columnOf(table, name, 'filter');
+}

@@ -1,0 +1,105 @@
+// Filters, the addressed key and the policy predicate → one WHERE condition (AND of all).
+
+import type { Dialect } from '../../compiler/sql/dialect.js';
+import { SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
+import { RestError } from '../../errors/rest-error.js';
+import type { ColumnInfo, TableInfo } from '../db/adapter.js';
+import type { Filter } from '../request/types.js';
+import { driverValue } from './bind.js';
+import { coerceQueryValue } from './coerce-value.js';
+import { columnOf, keyColumn } from './columns.js';
+import type { QueryDialect } from './query-dialect.js';
+import { valueKindOf } from './value-kind.js';
+
+const SQL_COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
+function unsupported(column: ColumnInfo, message: string): RestError {
+  return new RestError('invalid_input', 'invalid_filter', message, { details: { column: column.name } });
+}
+
+function value(column: ColumnInfo, text: string, qd: QueryDialect): unknown {
+  return driverValue(column, coerceQueryValue(column, text), qd);
+}
+
+function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter, qd: QueryDialect): void {
+  const column = columnOf(table, filter.column, 'filter');
+  const kind = valueKindOf(column);
+  const name = column.name;
+  if (kind === 'json' && !(filter.kind === 'is' && filter.value === 'null')) {
+    throw unsupported(column, `the JSON column ${name} can only be filtered with is.null`);
+  }
+  switch (filter.kind) {
+    case 'compare': {
+      const v = value(column, filter.value, qd);
+      if (kind === 'text' && (filter.op === 'eq' || filter.op === 'neq')) {
+        qd.textCompare(b, name, SQL_COMPARISON[filter.op] as '=' | '<>', v);
+      } else {
+        b.appendIdent(name).append(` ${SQL_COMPARISON[filter.op]} `).appendValue(v);
+      }
+      return;
+    }
+    case 'pattern':
+      if (kind !== 'text') throw unsupported(column, `${filter.op} needs a text column; ${name} is not one`);
+      coerceQueryValue(column, filter.pattern);
+      if (filter.op === 'like') qd.like(b, name, filter.pattern);
+      else qd.ilike(b, name, filter.pattern);
+      return;
+    case 'in': {
+      const values = filter.values.map((t) => value(column, t, qd));
+      if (values.length === 0) b.append(b.dialect.falseSql);
+      else if (kind === 'text') qd.textIn(b, name, values);
+      else {
+        b.appendIdent(name).append(' IN (');
+        values.forEach((v, i) => {
+          if (i > 0) b.append(', ');
+          b.appendValue(v);
+        });
+        b.append(')');
+      }
+      return;
+    }
+    case 'is':
+      if (filter.value === 'null') {
+        b.appendIdent(name).append(' IS NULL');
+        return;
+      }
+      if (kind !== 'boolean')
+        throw unsupported(column, `is.${filter.value} needs a boolean column; ${name} is not one`);
+      b.appendIdent(name).append(filter.value === 'true' ? ' IS TRUE' : ' IS FALSE');
+      return;
+  }
+}
+
+export interface WhereInput {
+  readonly table: TableInfo;
+  readonly key: string | undefined;
+  readonly filters: readonly Filter[];
+  readonly predicate: SqlFragment | undefined;
+}
+
+/** ` WHERE …` (with its leading space), or an empty fragment when nothing restricts the rows. */
+export function whereClause(input: WhereInput, dialect: Dialect, qd: QueryDialect): SqlFragment {
+  const conditions: SqlFragment[] = [];
+  if (input.key !== undefined) {
+    const b = new SqlBuilder(dialect);
+    const column = keyColumn(input.table);
+    const v = value(column, input.key, qd);
+    if (valueKindOf(column) === 'text') qd.textCompare(b, column.name, '=', v);
+    else b.appendIdent(column.name).append(' = ').appendValue(v);
+    conditions.push(b.build());
+  }
+  for (const filter of input.filters) {
+    const b = new SqlBuilder(dialect);
+    appendFilter(b, input.table, filter, qd);
+    conditions.push(b.build());
+  }
+  if (input.predicate !== undefined) conditions.push(input.predicate);
+  const b = new SqlBuilder(dialect);
+  if (conditions.length === 0) return b.build();
+  b.append(' WHERE ');
+  conditions.forEach((c, i) => {
+    if (i > 0) b.append(' AND ');
+    b.append('(').appendFragment(c).append(')');
+  });
+  return b.build();
+}

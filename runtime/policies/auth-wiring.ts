@@ -1,0 +1,94 @@
+// How a server process authenticates and authorizes, from its config: auth disabled → anonymous
+// and public (the auth tables' write rules still apply); enabled → tokens, /auth/* routes, the
+// policy cache and the portable enforcement path, or with -db.rls on PostgreSQL the native one.
+
+import type { RequestHandler } from 'express';
+import type { PolicySet } from '../../compiler/policy-set.js';
+import { ANONYMOUS } from '../../compiler/types.js';
+import { createPasswordHasher } from '../auth/passwords.js';
+import { createLoginRateLimiter } from '../auth/rate-limiter.js';
+import { setupAuth } from '../auth/setup.js';
+import { createTokenService } from '../auth/tokens.js';
+import type { Config } from '../config.js';
+import type { DbAdapter } from '../db/adapter.js';
+import { adapterRunner, type RequestRunner } from '../handlers/request-runner.js';
+import { authRoutes, tokenAuthenticate } from '../http/auth-routes.js';
+import type { Authenticate } from '../http/rest-handler.js';
+import type { Logger } from '../logger.js';
+import { publicAuthorizer, type Authorizer } from '../plan/authorizer.js';
+import type { PolicyCache } from '../policy-cache.js';
+import type { SchemaCache } from '../schema-cache.js';
+import { policyInvalidatingRunner, withAuthTableGuards } from './auth-table-guards.js';
+import { createDatabasePolicyCache } from './database-policy-cache.js';
+import { createPortableAuthorizer } from './portable-authorizer.js';
+import { startNativeRls, type NativeRls } from '../rls/native-rls.js';
+
+export interface AuthWiringDeps {
+  readonly config: Config;
+  readonly adapter: DbAdapter;
+  readonly schema: SchemaCache;
+  readonly logger: Logger;
+}
+
+export interface AuthWiring {
+  readonly authenticate: Authenticate;
+  readonly authorizer: Authorizer;
+  readonly runner: RequestRunner;
+  /** The /auth/* endpoints; undefined while auth is disabled. */
+  readonly authRoutes: RequestHandler | undefined;
+  /** The compiled policies; undefined while auth is disabled. */
+  readonly policies: PolicyCache<PolicySet> | undefined;
+  close(): Promise<void>;
+}
+
+export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
+  const { config, adapter, schema, logger } = deps;
+  const hasher = createPasswordHasher();
+  // Policy writes are rare: validate them against a fresh look at the schema.
+  const currentSchema = () => schema.refresh();
+  if (!config.auth.enabled || config.auth.secret === null) {
+    return {
+      authenticate: () => ANONYMOUS,
+      authorizer: withAuthTableGuards(publicAuthorizer, { schema: currentSchema, hasher }),
+      runner: adapterRunner(adapter),
+      authRoutes: undefined,
+      policies: undefined,
+      close: async () => {},
+    };
+  }
+  const tokens = createTokenService({ secret: config.auth.secret, ttlSeconds: config.auth.tokenTtlSeconds });
+  const policies = createDatabasePolicyCache({ adapter, url: config.db.url, schema, logger });
+  const authenticate = tokenAuthenticate(tokens);
+  let native: NativeRls | undefined;
+  if (config.db.rls && adapter.kind === 'postgres') {
+    try {
+      native = await startNativeRls({ adapter, policies, logger });
+    } catch (e) {
+      await policies.close();
+      throw e;
+    }
+  }
+  return {
+    authenticate,
+    authorizer: withAuthTableGuards(native?.authorizer ?? createPortableAuthorizer({ policies }), { schema: currentSchema, hasher }),
+    runner: policyInvalidatingRunner(native?.runner ?? adapterRunner(adapter), () => policies.invalidate()),
+    authRoutes: authRoutes({
+      adapter,
+      tokens,
+      limiter: createLoginRateLimiter(),
+      hasher,
+      authenticate,
+      setup: () => setupAuth(adapter, { dbUrl: config.db.url, hasher }),
+      afterSetup: async () => {
+        await schema.refresh();
+        policies.invalidate();
+        await native?.reconcile();
+      },
+    }),
+    policies,
+    close: async () => {
+      native?.close();
+      await policies.close();
+    },
+  };
+}

@@ -1,0 +1,201 @@
+// Rows of `auth_policies`: validation (SPEC §4.5), insertion and listing — the one code path
+// the CLI (`auth policy add|list`) and the HTTP side (`/auth_policies` writes) share.
+
+import { analyze, type ColumnTypes } from '../../compiler/analyze.js';
+import { isPolicyAction, POLICY_ACTIONS, type PolicyAction, type PolicyRow } from '../../compiler/types.js';
+import { RestError } from '../../errors/rest-error.js';
+import { visit, type ColumnNode, type Expr, type Position } from '../../grammar/ast.js';
+import { parsePolicy } from '../../grammar/parse-policy.js';
+import { PolicySyntaxError } from '../../grammar/policy-syntax-error.js';
+import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
+import type { DbAdapter, DbSession, Row, SchemaSnapshot } from '../db/adapter.js';
+import { isSecretColumn } from './secret-columns.js';
+
+export const POLICIES_TABLE = 'auth_policies';
+/** `table_name` value whose rows apply to every table (SPEC §4.2). */
+export const ALL_TABLES = 'all';
+
+/** Maximum lengths in characters, from the column types of SPEC §2. */
+export const POLICY_FIELD_LIMITS = Object.freeze({
+  table_name: 128,
+  action: 16,
+  expression: 128,
+  description: 256,
+});
+export type PolicyField = keyof typeof POLICY_FIELD_LIMITS;
+const POLICY_FIELDS = Object.keys(POLICY_FIELD_LIMITS) as readonly PolicyField[];
+
+/** A policy as written by a user; fields are checked, not trusted. */
+export type PolicyInput = { readonly [F in PolicyField]?: unknown };
+
+export interface ValidatedPolicy {
+  readonly table_name: string;
+  readonly action: PolicyAction;
+  readonly expression: string;
+  readonly description: string;
+  /** The parsed expression (callers must not parse again). */
+  readonly expr: Expr;
+}
+
+const invalidPolicy = (
+  message: string,
+  field: PolicyField,
+  extra: Readonly<Record<string, unknown>> = {},
+): RestError => new RestError('invalid_input', 'invalid_policy', message, { details: { field, ...extra } });
+
+/** Characters as PostgreSQL and MySQL count them for varchar(n): code points. */
+const characterCount = (s: string): number => [...s].length;
+
+function stringField(input: PolicyInput, field: PolicyField): string {
+  const value = input[field];
+  if (typeof value !== 'string') throw invalidPolicy(`${field} must be a string`, field);
+  const limit = POLICY_FIELD_LIMITS[field];
+  if (characterCount(value) > limit) {
+    throw invalidPolicy(`${field} must be at most ${limit} characters long`, field, { max_length: limit });
+  }
+  return value;
+}
+
+function columnNodes(expr: Expr): readonly ColumnNode[] {
+  const found: ColumnNode[] = [];
+  const walk = (e: Expr): void =>
+    visit<void>(e, {
+      anyone: () => {},
+      or: (n) => n.operands.forEach(walk),
+      and: (n) => n.operands.forEach(walk),
+      not: (n) => walk(n.operand),
+      compare: (n) => {
+        walk(n.left);
+        walk(n.right);
+      },
+      is_null: (n) => walk(n.operand),
+      in: (n) => {
+        walk(n.operand);
+        n.values.forEach(walk);
+      },
+      column: (n) => void found.push(n),
+      auth: () => {},
+      claim: () => {},
+      literal: () => {},
+    });
+  walk(expr);
+  return found;
+}
+
+/** An error located in the expression, rendered by the CLI with a caret like a syntax error. */
+const expressionError = (
+  message: string,
+  pos: Position,
+  expected: string,
+  found: string,
+): PolicySyntaxError =>
+  new PolicySyntaxError(`${message} at ${pos.line}:${pos.column}`, pos, expected, found);
+
+/** The value types of a table's columns, as the compiler wants them. */
+export function columnTypesOf(schema: SchemaSnapshot, table: string): ColumnTypes | undefined {
+  const info = schema.tables.get(table);
+  if (info === undefined) return undefined;
+  return new Map(info.columns.map((c) => [c.name, c.type] as const));
+}
+
+/**
+ * SPEC §4.5: action in the list, lengths of §2, `table_name` an existing table or `all`, the
+ * expression parses, and every column it names exists in that table (for `all`: checked per
+ * table at request time). Throws 400 `invalid_policy`; syntax and column errors are
+ * `PolicySyntaxError`s carrying line:column and what was expected.
+ */
+export function validatePolicy(input: PolicyInput, schema: SchemaSnapshot): ValidatedPolicy {
+  const [table_name, action, expression, description] = POLICY_FIELDS.map((f) => stringField(input, f)) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  if (!isPolicyAction(action)) {
+    throw invalidPolicy(`action must be one of ${POLICY_ACTIONS.join(', ')}`, 'action', {
+      allowed: POLICY_ACTIONS,
+    });
+  }
+  const columns = table_name === ALL_TABLES ? undefined : columnTypesOf(schema, table_name);
+  if (table_name !== ALL_TABLES && columns === undefined) {
+    throw invalidPolicy(`table '${table_name}' does not exist`, 'table_name');
+  }
+  const expr = parsePolicy(expression);
+  for (const column of columnNodes(expr)) {
+    if (columns !== undefined && !columns.has(column.name)) {
+      throw expressionError(
+        `column '${column.name}' does not exist in table '${table_name}'`,
+        column.pos,
+        `a column of table '${table_name}'`,
+        `'${column.name}'`,
+      );
+    }
+    if (isSecretColumn(table_name, column.name)) {
+      throw expressionError(
+        `column '${column.name}' of table '${table_name}' cannot be used in a policy`,
+        column.pos,
+        'a column that is not secret',
+        `'${column.name}'`,
+      );
+    }
+  }
+  const problem = analyze(expr, columns).problems[0];
+  if (problem !== undefined) {
+    throw expressionError(problem.message, problem.pos, 'a well-typed condition', 'this expression');
+  }
+  return Object.freeze({ table_name, action, expression, description, expr });
+}
+
+const POLICY_COLUMNS = ['id', 'table_name', 'action', 'expression', 'description'] as const;
+
+/** A stored row as the drivers return it, with the types of SPEC §2. */
+export function policyRowOf(row: Row): PolicyRow {
+  return Object.freeze({
+    id: Number(row['id']),
+    table_name: String(row['table_name']),
+    action: String(row['action']),
+    expression: String(row['expression']),
+    description: String(row['description']),
+  });
+}
+
+/** Validates and inserts one policy; returns the stored row. Nothing is written when invalid. */
+export async function addPolicy(
+  adapter: DbAdapter,
+  schema: SchemaSnapshot,
+  input: PolicyInput,
+): Promise<PolicyRow> {
+  const policy = validatePolicy(input, schema);
+  const fields = ['table_name', 'action', 'expression', 'description'] as const;
+  const b = new SqlBuilder(adapter.dialect)
+    .append('INSERT INTO ')
+    .appendIdent(POLICIES_TABLE)
+    .append(' (')
+    .append(fields.map((f) => adapter.dialect.quoteIdent(f)).join(', '))
+    .append(') VALUES (');
+  fields.forEach((f, i) => {
+    if (i > 0) b.append(', ');
+    b.appendValue(policy[f]);
+  });
+  b.append(')');
+  // MySQL has no INSERT … RETURNING (MariaDB's is not in MySQL); its driver reports insertId.
+  if (adapter.kind !== 'mysql') b.append(' RETURNING ').appendIdent('id');
+  const result = await adapter.query(renderSql(adapter.dialect, b.build()));
+  const id = result.rows[0]?.['id'] ?? result.insertId;
+  return policyRowOf({ ...policy, id });
+}
+
+/** Every policy row, by id. */
+export async function listPolicies(
+  session: DbSession & Pick<DbAdapter, 'dialect'>,
+): Promise<readonly PolicyRow[]> {
+  const b = new SqlBuilder(session.dialect)
+    .append('SELECT ')
+    .append(POLICY_COLUMNS.map((c) => session.dialect.quoteIdent(c)).join(', '))
+    .append(' FROM ')
+    .appendIdent(POLICIES_TABLE)
+    .append(' ORDER BY ')
+    .appendIdent('id');
+  const result = await session.query(renderSql(session.dialect, b.build()));
+  return Object.freeze(result.rows.map(policyRowOf));
+}

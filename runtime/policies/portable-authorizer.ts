@@ -1,0 +1,134 @@
+// The portable enforcement path (SPEC §4.6), for SQLite, MySQL/MariaDB and PostgreSQL with
+// `-db.rls off`: the cached compiled policy decides auth_user parts in-process, its predicate is
+// AND-ed into read/read_mine/update/delete, and create/update rows are checked in-process inside
+// the write's transaction (owner columns filled on create).
+
+import type { ColumnTypes } from '../../compiler/analyze.js';
+import type { CompiledPolicy, PolicySet } from '../../compiler/policy-set.js';
+import type { AuthUser, ColumnType } from '../../compiler/types.js';
+import { RestError } from '../../errors/rest-error.js';
+import type { Row, TableInfo } from '../db/adapter.js';
+import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../plan/authorizer.js';
+import type { PolicyCache } from '../policy-cache.js';
+import { isSecretColumn } from './secret-columns.js';
+
+export interface PortableAuthorizerDeps {
+  readonly policies: Pick<PolicyCache<PolicySet>, 'get'>;
+}
+
+/**
+ * Column types the policies may read: secret columns (the password hash) are left out, so a
+ * policy naming one counts as naming a missing column. One map per table snapshot, so the
+ * policy set's memo recognises it by identity.
+ */
+const columnTypesCache = new WeakMap<TableInfo, ColumnTypes>();
+export function policyColumnTypes(table: TableInfo): ColumnTypes {
+  let types = columnTypesCache.get(table);
+  if (types === undefined) {
+    types = new Map<string, ColumnType>(
+      table.columns.filter((c) => !isSecretColumn(table.name, c.name)).map((c) => [c.name, c.type] as const),
+    );
+    columnTypesCache.set(table, types);
+  }
+  return types;
+}
+
+/** 403 naming the first column a policy reads that the table lacks (SPEC §4.4). */
+export function missingColumnDenial(table: string, column: string): Authorization {
+  return {
+    kind: 'deny',
+    reason: {
+      category: 'forbidden',
+      code: 'policy_column_missing',
+      message: `the policy for ${table} uses column '${column}', which table ${table} does not have`,
+      details: { table, column },
+    },
+  };
+}
+
+/** A row that breaks the policy: 403, or 401 for an anonymous user (PostgREST's rule for 42501, as on the native path). */
+const checkFailed = (user: AuthUser, message: string, details: Readonly<Record<string, unknown>> | undefined): RestError =>
+  user.is_authenticated
+    ? new RestError('forbidden', 'policy_check_failed', message, details === undefined ? {} : { details })
+    : new RestError('unauthenticated', 'policy_check_failed', message, {
+        ...(details === undefined ? {} : { details }),
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      });
+
+const rowRejected = (user: AuthUser, table: string, index: number, many: boolean): RestError =>
+  checkFailed(user, `the ${many ? `row at index ${index}` : 'row'} is not allowed by the policy of ${table}`, many ? { index } : undefined);
+
+export const notYourRow = (table: string, column: string): RestError =>
+  new RestError(
+    'forbidden',
+    'owner_mismatch',
+    `${column} of a new row in ${table} must be your own user id`,
+    {
+      details: { column },
+    },
+  );
+
+/** A user id compared the way the policy compares it: numbers and integer strings alike. */
+export const sameId = (value: unknown, id: number | null): boolean =>
+  id !== null && value !== null && value !== undefined && String(value) === String(id);
+
+function createGuard(policy: CompiledPolicy, user: AuthUser): WriteGuard {
+  return {
+    async prepareCreate(rows) {
+      const many = rows.length > 1;
+      return rows.map((row, index): WriteRow => {
+        const filled: Record<string, unknown> = { ...row };
+        for (const column of policy.ownerColumns) {
+          if (!Object.hasOwn(row, column)) filled[column] = user.id;
+          else if (!sameId(row[column], user.id)) throw notYourRow(policy.table, column);
+        }
+        if (!policy.check(filled, user)) throw rowRejected(user, policy.table, index, many);
+        return filled;
+      });
+    },
+  };
+}
+
+function updateGuard(policy: CompiledPolicy, user: AuthUser): WriteGuard {
+  return {
+    async checkUpdatedRows(rows: readonly Row[]) {
+      rows.forEach((row, index) => {
+        if (!policy.check(row, user)) {
+          throw checkFailed(user, `the change would make a row of ${policy.table} break its policy`, { index });
+        }
+      });
+    },
+  };
+}
+
+export function createPortableAuthorizer(deps: PortableAuthorizerDeps): Authorizer {
+  return {
+    async authorize({ table, action, user }): Promise<Authorization> {
+      const { compiled } = await deps.policies.get();
+      const policy = compiled.policyFor(table.name, action, policyColumnTypes(table));
+      const missing = policy.missingColumns[0];
+      if (missing !== undefined) {
+        // The policy cannot apply on this table; an anonymous user is told to log in first.
+        return user.is_authenticated ? missingColumnDenial(table.name, missing) : { kind: 'deny' };
+      }
+      const decision = policy.decide(user);
+      switch (decision.kind) {
+        case 'deny':
+          return { kind: 'deny' };
+        case 'allow':
+          return { kind: 'allow' };
+        case 'filter':
+          switch (action) {
+            case 'create':
+              return { kind: 'filter', predicate: decision.predicate, guard: createGuard(policy, user) };
+            case 'update':
+              return { kind: 'filter', predicate: decision.predicate, guard: updateGuard(policy, user) };
+            case 'read':
+            case 'read_mine':
+            case 'delete':
+              return { kind: 'filter', predicate: decision.predicate };
+          }
+      }
+    },
+  };
+}

@@ -1,0 +1,15 @@
+// Columns no endpoint ever returns, selects, filters or orders on, and no policy may name:
+// `auth_users.password` (a bcrypt hash, SPEC §3.2) and the auth tables' hidden helper columns.
+
+const SECRET_COLUMNS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ['auth_users', new Set(['password', 'username_key'])],
+]);
+
+export function isSecretColumn(table: string, column: string): boolean {
+  return SECRET_COLUMNS.get(table)?.has(column) === true;
+}
+
+/** The secret columns of `table` (empty for ordinary tables). */
+export function secretColumnsOf(table: string): ReadonlySet<string> {
+  return SECRET_COLUMNS.get(table) ?? new Set();
+}

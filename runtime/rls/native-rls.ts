@@ -1,0 +1,145 @@
+// The native RLS path of one server process, assembled: request role checked and prepared,
+// policies reconciled at start, again whenever the policy cache sees new rows (API, CLI, psql —
+// heard through LISTEN/NOTIFY) and whenever a request finds its table's policies out of date (a
+// new table or changed columns); the Authorizer and RequestRunner the HTTP layer plugs in.
+
+import type { PolicySet } from '../../compiler/policy-set.js';
+import { RestError } from '../../errors/rest-error.js';
+import type { DbAdapter, TableInfo } from '../db/adapter.js';
+import { pgPoolOf } from '../db/pg-adapter.js';
+import type { RequestRunner } from '../handlers/request-runner.js';
+import type { Authorizer } from '../plan/authorizer.js';
+import type { PolicyCache } from '../policy-cache.js';
+import { createNativeAuthorizer } from './native-authorizer.js';
+import { createNativeRunner } from './native-runner.js';
+import { prepareRequestRole } from './privileges.js';
+import { reconcileRls, tableRls, type RlsState } from './reconcile.js';
+
+export interface NativeRlsLogger {
+  info(fields: Readonly<Record<string, unknown>>, message: string): void;
+  warn(fields: Readonly<Record<string, unknown>>, message: string): void;
+}
+
+export interface NativeRlsDeps {
+  /** A PostgreSQL adapter; its login role sets up and reconciles, requests run as the request role. */
+  readonly adapter: DbAdapter;
+  readonly policies: PolicyCache<PolicySet>;
+  readonly logger: NativeRlsLogger;
+}
+
+export interface NativeRls {
+  /** The NOLOGIN role requests run as. */
+  readonly role: string;
+  readonly authorizer: Authorizer;
+  readonly runner: RequestRunner;
+  /** Reconciles now (after any running reconcile) and resolves with what is in force. */
+  reconcile(): Promise<RlsState>;
+  /** Stops listening to policy changes. */
+  close(): void;
+}
+
+const notEnforced = (table: string, reason: string): RestError =>
+  new RestError(
+    'unavailable',
+    'rls_not_enforced',
+    `row-level security cannot be enforced on ${table}; the request was refused`,
+    {
+      cause: new Error(reason),
+    },
+  );
+
+/** Checks rights, prepares the role and applies the policies; throws one clear RestError when it cannot. */
+export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
+  const { adapter, logger } = deps;
+  const pool = pgPoolOf(adapter);
+  if (pool === undefined) {
+    throw new RestError(
+      'usage',
+      'rls_needs_postgres',
+      `-db.rls on needs PostgreSQL; this database is ${adapter.kind}`,
+    );
+  }
+  const role = await prepareRequestRole(adapter);
+
+  let state: RlsState;
+  let running: Promise<RlsState> | undefined;
+  let queued: Promise<RlsState> | undefined;
+  const once = async (): Promise<RlsState> => {
+    const next = await reconcileRls(adapter, role, { schema: await adapter.introspect() });
+    state = next;
+    if (next.changed.length > 0 || next.dropped.length > 0) {
+      logger.info(
+        { role, changed: next.changed, dropped: next.dropped },
+        'row-level security policies regenerated',
+      );
+    }
+    for (const [table, reason] of next.refused)
+      logger.warn({ table, reason }, 'row-level security cannot be enforced on a table');
+    return next;
+  };
+  /** Single flight; a call during a run gets one more run that starts after it (and sees its change). */
+  const reconcile = (): Promise<RlsState> => {
+    if (running === undefined) {
+      running = once().finally(() => {
+        running = undefined;
+      });
+      return running;
+    }
+    queued ??= running
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return reconcile();
+      });
+    return queued;
+  };
+
+  state = await reconcile();
+
+  /** Waits until no reconcile runs or waits to run in this process. */
+  const idle = async (): Promise<void> => {
+    for (let pending = queued ?? running; pending !== undefined; pending = queued ?? running) {
+      await pending.catch(() => undefined);
+    }
+  };
+
+  /** (table, hash) pairs a request already reconciled for: a mismatch that remains is the database being newer. */
+  const attempted = new Set<string>();
+  // Every new policy snapshot starts a reconcile (below) before a request can use it; while one is
+  // under way the database may hold an intermediate state (rows read between two changes), so a
+  // request waits for it rather than trusting the last state — even one whose hash matches.
+  const ensure = async (table: TableInfo, policies: PolicySet): Promise<void> => {
+    if (queued !== undefined || running !== undefined) await idle();
+    const expected = tableRls(table, policies, role).hash;
+    if (state.applied.get(table.name) === expected) return;
+    const key = `${table.name}\u0000${expected}`;
+    if (!attempted.has(key)) {
+      attempted.add(key);
+      await reconcile();
+    }
+    if (!state.applied.has(table.name)) {
+      throw notEnforced(
+        table.name,
+        state.refused.get(table.name) ?? 'the table was not found when reconciling',
+      );
+    }
+  };
+
+  const unsubscribe = deps.policies.subscribe(() => {
+    attempted.clear();
+    reconcile().catch((e: unknown) => {
+      logger.warn(
+        { err: e instanceof Error ? e.message : String(e) },
+        'reconciling row-level security failed',
+      );
+    });
+  });
+
+  return {
+    role,
+    authorizer: createNativeAuthorizer({ policies: deps.policies, rls: { ensure } }),
+    runner: createNativeRunner({ pool, role }),
+    reconcile,
+    close: unsubscribe,
+  };
+}

@@ -1,0 +1,214 @@
+// The native-RLS request runner: each request is one transaction on a pipelined pg client that
+// switches to the request role and sets every rest.* setting, checks that RLS is in force for the
+// table, runs the statement and commits — BEGIN, settings, check, statement and COMMIT written in
+// one TCP segment, so a read costs one round trip. Every path leaves the client idle (no open
+// transaction, role reset) before it returns to the pool, or destroys it.
+
+import pg from 'pg';
+import { SESSION_SETTINGS, sessionSettingValues } from '../../compiler/rls/session-settings.js';
+import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresLiteral, type RenderedSql } from '../../compiler/sql/fragment.js';
+import type { AuthUser } from '../../compiler/types.js';
+import { RestError } from '../../errors/rest-error.js';
+import type { DbSession, QueryResult, Row } from '../db/adapter.js';
+import { bindParam } from '../db/db-values.js';
+import { mapDbError } from '../db/map-db-error.js';
+import { mapPgError } from '../db/pg-adapter.js';
+import type { RequestRunner, RunContext } from '../handlers/request-runner.js';
+
+export interface NativeRunnerOptions {
+  /** A pool of `pipeline: true` clients (pg ≥ 8.23), with the adapter's type parsers. */
+  readonly pool: pg.Pool;
+  /** The NOLOGIN role requests run as (runtime/rls/request-role.ts). */
+  readonly role: string;
+}
+
+// set_config('role', …, true) is SET LOCAL ROLE with the role as a bound value
+// (https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-ADMIN-SET); every
+// value is transaction-local, so COMMIT or ROLLBACK resets them before the client is reused.
+const SETTINGS: pg.QueryConfig = {
+  name: 'rest_rls_settings',
+  text: `SELECT set_config('role', $1, true), ${SESSION_SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')}`,
+};
+
+// row_security_active is false for a superuser, a BYPASSRLS role or an owner without FORCE
+// (https://www.postgresql.org/docs/current/functions-info.html). It is STABLE, so it is evaluated
+// at run time, and the division by zero (22012) then aborts the transaction before the statement
+// that follows in the pipeline can read or write anything.
+const CHECK: pg.QueryConfig = {
+  name: 'rest_rls_check',
+  text: 'SELECT 1 / row_security_active($1::regclass)::int AS rls_in_force',
+};
+const DIVISION_BY_ZERO = '22012';
+
+const toResult = (r: pg.QueryResult): QueryResult => ({
+  rows: r.rows as Row[],
+  rowCount: r.command === 'SELECT' || r.rowCount === null ? r.rows.length : r.rowCount,
+});
+
+const sqlStateOf = (e: unknown): string | undefined =>
+  e instanceof pg.DatabaseError && typeof e.code === 'string' ? e.code : undefined;
+
+const rlsNotInForce = (table: string, cause: unknown): RestError =>
+  new RestError(
+    'unavailable',
+    'rls_not_enforced',
+    `row-level security is not in force on ${table} for the request role; the request was refused`,
+    { cause },
+  );
+
+/** 42501 from a policy's WITH CHECK (or a missing grant): 401 for anonymous (PostgREST's rule), else 403. */
+function policyRefusal(context: RunContext, cause: unknown): RestError {
+  const message =
+    context.action === 'create'
+      ? `a new row is not allowed by the policy of ${context.table}`
+      : context.action === 'update'
+        ? `the change would make a row of ${context.table} break its policy`
+        : `the policy of ${context.table} does not allow this`;
+  return context.user.is_authenticated
+    ? new RestError('forbidden', 'policy_check_failed', message, { cause })
+    : new RestError('unauthenticated', 'policy_check_failed', message, {
+        cause,
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      });
+}
+
+function mapError(e: unknown, context: RunContext): RestError {
+  if (sqlStateOf(e) === '42501') return policyRefusal(context, e);
+  return mapDbError(mapPgError(e));
+}
+
+const statementOf = (sql: RenderedSql): pg.QueryConfig => ({
+  text: sql.text,
+  values: sql.values.map(bindParam),
+});
+
+/**
+ * Sends `queries` back to back on a pipelined client. pg corks the socket around each query's
+ * own messages; holding an outer cork keeps all of them in one write, hence one network flight.
+ */
+function pipeline(
+  client: pg.PoolClient,
+  queries: readonly pg.QueryConfig[],
+): Promise<PromiseSettledResult<pg.QueryResult>[]> {
+  const { stream } = client.connection;
+  stream.cork();
+  try {
+    return Promise.allSettled(queries.map((query) => client.query(query)));
+  } finally {
+    stream.uncork();
+  }
+}
+
+/** The values of the settings statement for this request, in SETTINGS' order. */
+const settingValues = (role: string, user: AuthUser, context: RunContext): string[] => [
+  role,
+  ...sessionSettingValues(user, context.action).map((s) => s.value),
+];
+
+const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
+/** A failure of BEGIN, the settings or the check: the request never reached its statement. */
+function openingFailure(index: number, e: unknown, context: RunContext): unknown {
+  const mapped = mapDbError(e);
+  if (mapped.category === 'unavailable') return e;
+  if (index === 2 && sqlStateOf(e) === DIVISION_BY_ZERO) return rlsNotInForce(context.table, e);
+  return new RestError(
+    'internal',
+    'rls_setup_failed',
+    'the request could not be set up for row-level security',
+    { cause: e },
+  );
+}
+
+export function createNativeRunner(options: NativeRunnerOptions): RequestRunner {
+  const { pool, role } = options;
+
+  return {
+    async run<T>(
+      context: RunContext,
+      mode: 'single' | 'transaction',
+      fn: (session: DbSession) => Promise<T>,
+    ): Promise<T> {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (e) {
+        throw mapError(e, context);
+      }
+      const c = client;
+      /** Set when the connection itself failed (an error without SQLSTATE): destroy, never reuse. */
+      let broken: Error | undefined;
+      // pg-pool removes its own error listener while a client is checked out; an `error` event
+      // (a killed backend) without a listener would crash the process.
+      const onError = (e: Error): void => {
+        broken ??= e;
+      };
+      c.on('error', onError);
+      const noteFailure = (e: unknown): void => {
+        if (sqlStateOf(e) === undefined) broken ??= asError(e);
+      };
+      const query = async (config: pg.QueryConfig | string): Promise<pg.QueryResult> => {
+        try {
+          return await c.query(config);
+        } catch (e) {
+          noteFailure(e);
+          throw e;
+        }
+      };
+
+      const opening: pg.QueryConfig[] = [
+        { text: 'BEGIN' },
+        { ...SETTINGS, values: settingValues(role, context.user, context) },
+        { ...CHECK, values: [postgresDialect.quoteIdent(context.table)] },
+      ];
+      const first = async (sql: RenderedSql): Promise<QueryResult> => {
+        const closing: pg.QueryConfig[] = mode === 'single' ? [{ text: 'COMMIT' }] : [];
+        const settled = await pipeline(c, [...opening, statementOf(sql), ...closing]);
+        settled.forEach((s) => s.status === 'rejected' && noteFailure(s.reason));
+        const index = settled.findIndex((s) => s.status === 'rejected');
+        const failed = settled[index];
+        if (failed?.status === 'rejected') {
+          throw index < opening.length ? openingFailure(index, failed.reason, context) : failed.reason;
+        }
+        const result = settled[opening.length];
+        if (result?.status !== 'fulfilled') throw new Error('the pipelined statement gave no result');
+        return toResult(result.value);
+      };
+
+      let statements = 0;
+      const session: DbSession = {
+        async query(sql) {
+          statements += 1;
+          if (statements === 1) return first(sql);
+          // After a single statement the transaction has committed and the role is reset: a second
+          // statement would run as the login role, outside RLS. Never let it.
+          if (mode === 'single') {
+            throw new RestError('internal', 'internal', 'Internal error.', {
+              cause: new Error('a single-statement request ran a second statement'),
+            });
+          }
+          return toResult(await query(statementOf(sql)));
+        },
+      };
+
+      try {
+        const result = await fn(session);
+        if (mode === 'transaction' && statements > 0) await query('COMMIT');
+        return result;
+      } catch (e) {
+        throw e instanceof RestError ? e : mapError(e, context);
+      } finally {
+        if (broken === undefined && c.getTransactionStatus() !== 'I') {
+          try {
+            await query('ROLLBACK');
+          } catch (e) {
+            broken = asError(e);
+          }
+        }
+        c.release(broken);
+        c.removeListener('error', onError);
+      }
+    },
+  };
+}

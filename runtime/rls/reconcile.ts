@@ -1,0 +1,234 @@
+// Brings the database's generated RLS in line with `auth_policies` and the schema, in one
+// transaction under an advisory lock: grants for the request role, ENABLE ROW LEVEL SECURITY and
+// the compiler's CREATE POLICY statements for every served table, stale generated policies dropped.
+// Generated policies carry a comment with the hash of their DDL; a table whose hash matches is
+// left alone (no DDL, so no schema change ripples to other processes), and policies without the
+// comment — written by hand — are never touched.
+
+import { createHash } from 'node:crypto';
+import { compilePolicySet, type PolicySet } from '../../compiler/policy-set.js';
+import { compileRls, rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
+import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresLiteral } from '../../compiler/sql/fragment.js';
+import type { PolicyRow } from '../../compiler/types.js';
+import type { DbAdapter, DbSession, SchemaSnapshot, TableInfo } from '../db/adapter.js';
+import { policyColumnTypes } from '../policies/portable-authorizer.js';
+import { listPolicies, POLICIES_TABLE } from '../policies/policy-service.js';
+import { secretColumnsOf } from '../policies/secret-columns.js';
+import { RLS_LOCK_KEY, tableOwnership } from './privileges.js';
+
+const q = postgresDialect.quoteIdent;
+
+/** The comment every generated policy carries: the marker, then the hash of its table's DDL. */
+export const GENERATED_MARKER = 'rest generated';
+
+export interface TableRls {
+  readonly statements: readonly string[];
+  /** sha256 of the statements: equal hashes, equal policies. */
+  readonly hash: string;
+}
+
+export interface RlsState {
+  /** Protected tables and the hash of the DDL in force on each. */
+  readonly applied: ReadonlyMap<string, string>;
+  /** Tables native RLS cannot protect, with the reason; requests to them are refused. */
+  readonly refused: ReadonlyMap<string, string>;
+  /** Tables whose policies this run (re)created, and `table.policy` names of stale ones it dropped. */
+  readonly changed: readonly string[];
+  readonly dropped: readonly string[];
+}
+
+const ddlCache = new WeakMap<PolicySet, WeakMap<TableInfo, Map<string, TableRls>>>();
+
+/** The generated DDL of one table for `role`, memoised per policy set, table snapshot and role. */
+export function tableRls(table: TableInfo, policies: PolicySet, role: string): TableRls {
+  let perTable = ddlCache.get(policies);
+  if (perTable === undefined) {
+    perTable = new WeakMap();
+    ddlCache.set(policies, perTable);
+  }
+  let perRole = perTable.get(table);
+  if (perRole === undefined) {
+    perRole = new Map();
+    perTable.set(table, perRole);
+  }
+  const hit = perRole.get(role);
+  if (hit !== undefined) return hit;
+  const statements = compileRls({
+    table: table.name,
+    columns: policyColumnTypes(table),
+    policies,
+    roles: [role],
+  });
+  const rls: TableRls = Object.freeze({
+    statements: Object.freeze(statements),
+    hash: createHash('sha256').update(statements.join(';\n')).digest('hex'),
+  });
+  perRole.set(role, rls);
+  return rls;
+}
+
+const commentOf = (hash: string): string =>
+  `${GENERATED_MARKER} ${hash}: compiled from auth_policies by rest and regenerated when they or the table change; edits are overwritten`;
+
+const hashOfComment = (comment: string): string | undefined =>
+  comment.startsWith(`${GENERATED_MARKER} `)
+    ? comment.slice(GENERATED_MARKER.length + 1).split(':')[0]
+    : undefined;
+
+interface TableState {
+  readonly rlsEnabled: boolean;
+  readonly granted: boolean;
+  /** Generated policies on the table: name → hash from its comment. */
+  readonly generated: Map<string, string>;
+}
+
+const TABLES_SQL = `
+SELECT c.relname AS table_name, c.relrowsecurity AS rls_enabled,
+       has_table_privilege($1, c.oid, 'SELECT') AND has_table_privilege($1, c.oid, 'INSERT')
+         AND has_table_privilege($1, c.oid, 'UPDATE') AND has_table_privilege($1, c.oid, 'DELETE') AS granted
+FROM pg_class c
+WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')`;
+
+const POLICIES_SQL = `
+SELECT c.relname AS table_name, p.polname AS policy_name, d.description
+FROM pg_policy p
+JOIN pg_class c ON c.oid = p.polrelid
+LEFT JOIN pg_description d ON d.classoid = 'pg_policy'::regclass AND d.objoid = p.oid AND d.objsubid = 0
+WHERE c.relnamespace = current_schema()::regnamespace`;
+
+// Serial columns take their default from nextval() on a sequence the table owns, which needs
+// USAGE (https://www.postgresql.org/docs/current/datatype-numeric.html#DATATYPE-SERIAL).
+const SEQUENCES_SQL = `
+SELECT DISTINCT s.oid::regclass::text AS sequence_name
+FROM pg_depend d
+JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+JOIN pg_class t ON t.oid = d.refobjid
+WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')
+  AND t.relnamespace = current_schema()::regnamespace
+  -- CASE keeps the planner from calling has_sequence_privilege on a relation that is no sequence.
+  AND CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege($1, s.oid, 'USAGE') ELSE false END`;
+
+async function currentState(tx: DbSession, role: string): Promise<Map<string, TableState>> {
+  const tables = await tx.query({ text: TABLES_SQL, values: [role] });
+  const state = new Map<string, TableState>(
+    tables.rows.map((r) => [
+      String(r['table_name']),
+      {
+        rlsEnabled: r['rls_enabled'] === true,
+        granted: r['granted'] === true,
+        generated: new Map<string, string>(),
+      },
+    ]),
+  );
+  const policies = await tx.query({ text: POLICIES_SQL, values: [] });
+  for (const r of policies.rows) {
+    const hash = typeof r['description'] === 'string' ? hashOfComment(r['description']) : undefined;
+    if (hash !== undefined) state.get(String(r['table_name']))?.generated.set(String(r['policy_name']), hash);
+  }
+  return state;
+}
+
+const upToDate = (state: TableState, rls: TableRls, names: readonly string[]): boolean =>
+  state.rlsEnabled &&
+  state.generated.size === names.length &&
+  names.every((n) => state.generated.get(n) === rls.hash);
+
+async function run(tx: DbSession, text: string): Promise<void> {
+  await tx.query({ text, values: [] });
+}
+
+// A table with secret columns (the password hash) gets SELECT on its other columns only, so not
+// even a policy that lets a row through can expose them to the request role.
+const COLUMN_GRANTS_SQL = `
+SELECT has_table_privilege($1, $2::regclass, 'INSERT') AND has_table_privilege($1, $2::regclass, 'UPDATE')
+         AND has_table_privilege($1, $2::regclass, 'DELETE')
+         AND bool_and(has_column_privilege($1, $2::regclass, a.attname, 'SELECT') = (a.attname <> ALL (s.secret))) AS granted
+FROM pg_attribute a
+-- The secret column names arrive as a JSON array (how the adapters bind arrays).
+CROSS JOIN (SELECT array(SELECT jsonb_array_elements_text($3::jsonb)) AS secret) s
+WHERE a.attrelid = $2::regclass AND a.attnum > 0 AND NOT a.attisdropped`;
+
+/** The grants of `role` on `table`, brought in line when they differ. */
+async function grant(tx: DbSession, role: string, table: TableInfo, tableGranted: boolean): Promise<void> {
+  const secret = table.columns.filter((c) => secretColumnsOf(table.name).has(c.name)).map((c) => c.name);
+  if (secret.length === 0) {
+    if (!tableGranted)
+      await run(tx, `GRANT SELECT, INSERT, UPDATE, DELETE ON ${q(table.name)} TO ${q(role)}`);
+    return;
+  }
+  const { rows } = await tx.query({ text: COLUMN_GRANTS_SQL, values: [role, q(table.name), secret] });
+  if (rows[0]?.['granted'] === true) return;
+  const visible = table.columns.filter((c) => !secret.includes(c.name)).map((c) => q(c.name));
+  await run(tx, `REVOKE ALL ON ${q(table.name)} FROM ${q(role)}`);
+  await run(
+    tx,
+    `GRANT SELECT (${visible.join(', ')}), INSERT, UPDATE, DELETE ON ${q(table.name)} TO ${q(role)}`,
+  );
+}
+
+export interface ReconcileOptions {
+  /** The schema to protect (every table of it is served). */
+  readonly schema: SchemaSnapshot;
+}
+
+/**
+ * One transaction: reads the policy rows afresh (a process with an older cache never writes older
+ * policies), then grants, applies and drops what differs. Returns what is in force.
+ */
+export async function reconcileRls(
+  adapter: DbAdapter,
+  role: string,
+  options: ReconcileOptions,
+): Promise<RlsState> {
+  return adapter.transaction(async (tx) => {
+    await run(tx, "SET LOCAL lock_timeout = '10s'");
+    await tx.query({ text: 'SELECT pg_advisory_xact_lock($1)', values: [RLS_LOCK_KEY] });
+    const rows: readonly PolicyRow[] = options.schema.tables.has(POLICIES_TABLE)
+      ? await listPolicies({ query: (sql) => tx.query(sql), dialect: postgresDialect })
+      : [];
+    const policies = compilePolicySet(rows, postgresDialect);
+    const state = await currentState(tx, role);
+    const owners = await tableOwnership(tx, role);
+    const refused = new Map<string, string>();
+    for (const t of owners.notOwned) refused.set(t, `the login role does not own table ${t}`);
+    for (const t of owners.ownedByRole)
+      refused.set(t, `the request role ${role} owns table ${t}, so RLS would not apply to it`);
+
+    const applied = new Map<string, string>();
+    const changed: string[] = [];
+    const dropped: string[] = [];
+    const wanted = new Set<string>();
+    for (const table of options.schema.tables.values()) {
+      const current = state.get(table.name);
+      if (current === undefined || refused.has(table.name)) continue;
+      const rls = tableRls(table, policies, role);
+      const names = rlsPolicyNames(table.name);
+      names.forEach((n) => wanted.add(`${table.name}\u0000${n}`));
+      await grant(tx, role, table, current.granted);
+      if (!upToDate(current, rls, names)) {
+        changed.push(table.name);
+        for (const statement of rls.statements) await run(tx, statement);
+        for (const name of names) {
+          await run(
+            tx,
+            `COMMENT ON POLICY ${q(name)} ON ${q(table.name)} IS ${postgresLiteral(commentOf(rls.hash))}`,
+          );
+        }
+      }
+      applied.set(table.name, rls.hash);
+    }
+    for (const [table, s] of state) {
+      if (refused.has(table)) continue;
+      for (const name of s.generated.keys()) {
+        if (wanted.has(`${table}\u0000${name}`)) continue;
+        await run(tx, `DROP POLICY ${q(name)} ON ${q(table)}`);
+        dropped.push(`${table}.${name}`);
+      }
+    }
+    const sequences = await tx.query({ text: SEQUENCES_SQL, values: [role] });
+    for (const r of sequences.rows)
+      await run(tx, `GRANT USAGE ON SEQUENCE ${String(r['sequence_name'])} TO ${q(role)}`);
+    return { applied, refused, changed, dropped };
+  });
+}

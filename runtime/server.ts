@@ -1,0 +1,112 @@
+// The composition root of the HTTP server: adapter + schema cache + app, listening on
+// `config.addr`; close() stops accepting, lets in-flight requests finish and closes the pool.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { RestError } from '../errors/rest-error.js';
+import { createApp, systemClock, type Clock } from './app.js';
+import type { Config, ListenAddress } from './config.js';
+import type { DbAdapter } from './db/adapter.js';
+import { createAdapter } from './db/create-adapter.js';
+import type { Logger } from './logger.js';
+import { wireAuth, type AuthWiring } from './policies/auth-wiring.js';
+import { createSchemaCache } from './schema-cache.js';
+
+/** In-flight requests get this long after close() before their connections are cut. */
+export const SHUTDOWN_GRACE_MS = 8000;
+
+export interface ServerHandle {
+  /** The bound address, `host:port` (IPv6 hosts in brackets). */
+  readonly address: string;
+  /** A URL that reaches the server, e.g. `http://127.0.0.1:3000`. */
+  readonly url: string;
+  readonly adapter: DbAdapter;
+  /** Idempotent graceful shutdown. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly logger: Logger;
+  readonly clock?: Clock;
+}
+
+function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException): void => {
+      const where = `${addr.host ?? ''}:${addr.port}`;
+      const why =
+        e.code === 'EADDRINUSE'
+          ? `address ${where} is already in use`
+          : e.code === 'EACCES'
+            ? `no permission to listen on ${where}`
+            : `cannot listen on ${where} (${e.code ?? e.message})`;
+      reject(new RestError('unavailable', 'listen_failed', why, { cause: e }));
+    };
+    server.once('error', onError);
+    server.listen({ port: addr.port, ...(addr.host === undefined ? {} : { host: addr.host }) }, () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function describe(info: AddressInfo): { address: string; url: string } {
+  const bracket = (h: string): string => (h.includes(':') ? `[${h}]` : h);
+  const unspecified = info.address === '::' || info.address === '0.0.0.0';
+  return {
+    address: `${bracket(info.address)}:${info.port}`,
+    url: `http://${unspecified ? 'localhost' : bracket(info.address)}:${info.port}`,
+  };
+}
+
+export async function startServer(config: Config, options: StartOptions): Promise<ServerHandle> {
+  const { logger } = options;
+  const adapter = await createAdapter(config.db.url, { logger });
+  const schema = createSchemaCache(adapter);
+  let server: Server;
+  let info: AddressInfo;
+  let auth: AuthWiring | undefined;
+  try {
+    await schema.get();
+    auth = await wireAuth({ config, adapter, schema, logger });
+    const app = createApp({
+      adapter,
+      schema,
+      logger,
+      config,
+      clock: options.clock ?? systemClock,
+      authenticate: auth.authenticate,
+      authorizer: auth.authorizer,
+      runner: auth.runner,
+      ...(auth.authRoutes === undefined ? {} : { authRoutes: auth.authRoutes }),
+    });
+    server = createServer(app);
+    info = await listen(server, config.addr);
+  } catch (e) {
+    await auth?.close();
+    await adapter.close();
+    throw e;
+  }
+  const wired = auth;
+  const { address, url } = describe(info);
+  const onOff = (b: boolean): string => (b ? 'on' : 'off');
+  logger.info(
+    { address, url, database: adapter.kind, auth: onOff(config.auth.enabled), rls: onOff(config.db.rls) },
+    `listening on ${url} (database ${adapter.kind}, auth ${onOff(config.auth.enabled)}, rls ${onOff(config.db.rls)})`,
+  );
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      force.unref();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      clearTimeout(force);
+      await wired.close();
+      await adapter.close();
+    })());
+  return { address, url, adapter, close };
+}

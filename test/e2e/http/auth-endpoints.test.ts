@@ -1,0 +1,209 @@
+import { decodeJwt } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase, isAvailable, skipReason, ALL_KINDS } from '../../support/databases.js';
+import { client } from '../../support/http.js';
+import { openRawSql, startTestServer, testConfig } from '../../support/server.js';
+import { expectError } from './matrix.js';
+import { forEachAuthDatabase, newSecret, startAuthSuite, tableRows } from './policy-support.js';
+
+forEachAuthDatabase('auth endpoints', (ctx) => {
+  it('GET / reports auth on without a token', async () => {
+    const reply = await ctx().http.get('/');
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({ status: 'ok', database: ctx().kind, auth: true });
+  });
+
+  it('setup ran once: one admin with a bcrypt hash, the three default policies; a second setup is 409', async () => {
+    const { http, sql } = ctx();
+    const again = await http.post('/auth/setup', {});
+    expectError(again, 409, 'already_setup');
+    const users = await sql.rows(
+      "SELECT username, password, is_admin FROM auth_users WHERE username = 'admin'",
+    );
+    expect(users).toHaveLength(1);
+    expect(String(users[0]?.['password'])).toMatch(/^\$2[aby]\$(1\d|[2-3]\d)\$/);
+    expect(String(users[0]?.['password'])).not.toBe(ctx().admin.password);
+    expect(
+      await tableRows(ctx(), 'auth_policies', ['table_name', 'action', 'expression', 'description']),
+    ).toEqual([
+      {
+        table_name: 'auth_users',
+        action: 'all',
+        expression: 'auth_user.is_admin',
+        description: 'users operations are limited to admin user',
+      },
+      {
+        table_name: 'auth_policies',
+        action: 'all',
+        expression: 'auth_user.is_admin',
+        description: 'policies operations are limited to admin user',
+      },
+      {
+        table_name: 'all',
+        action: 'all',
+        expression: 'user_id = auth_user.id',
+        description: 'all tables/actions are limited to be filtered by user_id',
+      },
+    ]);
+  });
+
+  it('register answers 201 with id and username only, and stores a hash', async () => {
+    const { http, sql } = ctx();
+    const reply = await http.post('/auth/register', { username: 'Carol', password: 'correct horse' });
+    expect(reply.status).toBe(201);
+    expect(Object.keys(reply.json as object).sort()).toEqual(['id', 'username']);
+    expect(reply.json).toMatchObject({ username: 'Carol' });
+    const stored = await sql.rows("SELECT password, is_admin FROM auth_users WHERE username = 'Carol'");
+    expect(String(stored[0]?.['password'])).toMatch(/^\$2[aby]\$/);
+    expect([false, 0, '0']).toContain(stored[0]?.['is_admin']);
+  });
+
+  it.each([
+    ['is_admin', { username: 'mallory', password: 'password123', is_admin: true }, 'invalid_body'],
+    ['an id', { username: 'mallory', password: 'password123', id: 1 }, 'invalid_body'],
+    ['no password', { username: 'mallory' }, 'invalid_body'],
+    ['a 7-byte password', { username: 'mallory', password: '1234567' }, 'invalid_password'],
+    ['a 73-byte password', { username: 'mallory', password: 'é'.repeat(36) + 'x' }, 'invalid_password'],
+    ['a zero-width username', { username: 'mal\u200Blory', password: 'password123' }, 'invalid_username'],
+    ['a 33-character username', { username: 'm'.repeat(33), password: 'password123' }, 'invalid_username'],
+  ])('register with %s → 400, nothing written', async (_name, body, code) => {
+    const { http, sql } = ctx();
+    const before = await sql.count('auth_users');
+    expectError(await http.post('/auth/register', body), 400, code);
+    expect(await sql.count('auth_users')).toBe(before);
+  });
+
+  it.each(['alice', 'ALICE', 'Alice'])(
+    'register of a taken username (%s) → 409, nothing written',
+    async (username) => {
+      const { http, sql } = ctx();
+      const before = await sql.count('auth_users');
+      expectError(
+        await http.post('/auth/register', { username, password: 'another password' }),
+        409,
+        'username_taken',
+      );
+      expect(await sql.count('auth_users')).toBe(before);
+    },
+  );
+
+  it('login answers a Bearer token with the configured lifetime and the user claims', async () => {
+    const { http, alice } = ctx();
+    const reply = await http.post('/auth/login', { username: 'ALICE', password: alice.password });
+    expect(reply.status).toBe(200);
+    expect(Object.keys(reply.json as object).sort()).toEqual(['expires_in', 'token', 'token_type']);
+    const body = reply.json as { token: string; token_type: string; expires_in: number };
+    expect(body.token_type).toBe('Bearer');
+    expect(body.expires_in).toBe(3600);
+    const claims = decodeJwt(body.token);
+    expect(claims).toMatchObject({ user_id: alice.id, is_admin: false, username: 'alice' });
+    expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(3600);
+  });
+
+  it('a wrong password and an unknown user get the same 401 body', async () => {
+    const { http } = ctx();
+    const wrong = await http.post('/auth/login', { username: 'bob', password: 'not his password' });
+    const unknown = await http.post('/auth/login', { username: 'nobody-here', password: 'not his password' });
+    expectError(wrong, 401, 'invalid_credentials');
+    expect(unknown.status).toBe(401);
+    expect(unknown.json).toEqual(wrong.json);
+  });
+
+  it('logout answers 200 and the token keeps working (tokens are not revoked)', async () => {
+    const { http, alice } = ctx();
+    const reply = await http.post('/auth/logout', {}, alice.auth);
+    expect(reply.status).toBe(200);
+    expect((await http.get('/notes', alice.auth)).status).toBe(200);
+  });
+
+  it.each(['/auth/setup', '/auth/register', '/auth/login', '/auth/logout'])(
+    'GET %s → 405 with Allow: POST',
+    async (path) => {
+      const reply = await ctx().http.get(path);
+      expectError(reply, 405, 'method_not_allowed');
+      expect(reply.headers.get('allow')).toBe('POST');
+    },
+  );
+
+  it('an auth endpoint with a bad token → 401 invalid_token, never anonymous', async () => {
+    const reply = await ctx().http.post('/auth/logout', {}, { headers: { authorization: 'Bearer nope' } });
+    expectError(reply, 401, 'invalid_token');
+    expect(reply.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+  });
+});
+
+describe('login rate limit', () => {
+  it.skipIf(!isAvailable('sqlite'))(
+    'repeated failures for one username → 429 with Retry-After, even with the right password',
+    async () => {
+      const ctx = await startAuthSuite('sqlite');
+      try {
+        const { http, alice } = ctx;
+        for (let i = 0; i < 5; i++) {
+          expect(
+            (await http.post('/auth/login', { username: 'alice', password: `wrong password ${i}` })).status,
+          ).toBe(401);
+        }
+        const limited = await http.post('/auth/login', { username: 'alice', password: alice.password });
+        expectError(limited, 429, 'too_many_attempts');
+        expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect((await http.post('/auth/login', { username: 'bob', password: ctx.bob.password })).status).toBe(
+          200,
+        );
+      } finally {
+        await ctx.server.handle.close();
+        await ctx.sql.close();
+        await ctx.db.drop();
+      }
+    },
+  );
+});
+
+for (const kind of ALL_KINDS) {
+  describe.skipIf(!isAvailable(kind))(`concurrent setups [${kind}]${skipReason(kind) ?? ''}`, () => {
+    it('ten simultaneous POST /auth/setup → one 201, nine 409, one admin, three policies', async () => {
+      const ctx = await startAuthSuite(kind, { noSetup: true });
+      try {
+        const replies = await Promise.all(Array.from({ length: 10 }, () => ctx.http.post('/auth/setup', {})));
+        expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array<number>(9).fill(409)]);
+        for (const r of replies.filter((x) => x.status === 409)) expectError(r, 409, 'already_setup');
+        expect(await ctx.sql.count('auth_users')).toBe(1);
+        expect(await ctx.sql.count('auth_policies')).toBe(3);
+        const created = replies.find((r) => r.status === 201)?.json as { username: string; password: string };
+        expect((await ctx.http.post('/auth/login', created)).status).toBe(200);
+      } finally {
+        await ctx.server.handle.close();
+        await ctx.sql.close();
+        await ctx.db.drop();
+      }
+    });
+  });
+}
+
+describe('auth disabled', () => {
+  it.skipIf(!isAvailable('sqlite'))('serves no auth endpoints and reports auth off', async () => {
+    const db = await createTestDatabase('sqlite');
+    const sql = await openRawSql(db);
+    const server = await startTestServer(testConfig(db.url));
+    try {
+      const http = client(server.url);
+      expect((await http.get('/')).json).toMatchObject({ auth: false });
+      expectError(await http.get('/auth/login'), 404, 'unknown_table');
+    } finally {
+      await server.handle.close();
+      await sql.close();
+      await db.drop();
+    }
+  });
+
+  it('a server refuses a secret under 32 bytes', async () => {
+    const db = await createTestDatabase('sqlite');
+    try {
+      const config = { ...testConfig(db.url), auth: { enabled: true, secret: 'short', tokenTtlSeconds: 60 } };
+      await expect(startTestServer(config)).rejects.toMatchObject({ code: 'weak_secret' });
+      expect(newSecret().length).toBeGreaterThanOrEqual(32);
+    } finally {
+      await db.drop();
+    }
+  });
+});

@@ -1,0 +1,23 @@
+// Runs once before the suite: in CI every database must answer; elsewhere a missing one is
+// announced loudly, and its cases skip with that reason.
+
+import { ALL_KINDS, isAvailable, skipReason, withMysql, withPg } from './databases.js';
+
+export async function setup(): Promise<void> {
+  const ci = process.env['CI'] === 'true' || process.env['CI'] === '1';
+  for (const kind of ALL_KINDS) {
+    if (!isAvailable(kind)) {
+      const reason = skipReason(kind) ?? '';
+      if (ci) throw new Error(`CI requires every database: ${reason}`);
+      console.warn(`\n!!! ${reason.toUpperCase()} — ITS TEST CASES ARE SKIPPED !!!\n`);
+    }
+  }
+  const pgUrl = process.env['REST_TEST_PG_URL'];
+  const myUrl = process.env['REST_TEST_MYSQL_URL'];
+  if (pgUrl) await withPg(pgUrl, (c) => c.query('select 1')).catch(unreachable('PostgreSQL', pgUrl));
+  if (myUrl) await withMysql(myUrl, (c) => c.query('select 1')).catch(unreachable('MariaDB', myUrl));
+}
+
+const unreachable = (what: string, url: string) => (e: unknown) => {
+  throw new Error(`${what} at ${url} is unreachable: ${e instanceof Error ? e.message : String(e)}`);
+};

@@ -1,0 +1,238 @@
+import { SignJWT, UnsecuredJWT, generateKeyPair } from 'jose';
+import type { JWTPayload } from 'jose';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ANONYMOUS } from '../../../../compiler/types.js';
+import { RestError } from '../../../../errors/rest-error.js';
+import { createTokenService } from '../../../../runtime/auth/tokens.js';
+import type { TokenService } from '../../../../runtime/auth/tokens.js';
+
+const SECRET = 'a-test-secret-that-is-32-bytes!!';
+const OTHER_SECRET = 'another-secret-of-thirty-two-b!!';
+const key = (secret: string): Uint8Array => new TextEncoder().encode(secret);
+const T0 = 1_700_000_000;
+
+let nowMs = T0 * 1000;
+let service: TokenService;
+
+beforeEach(() => {
+  nowMs = T0 * 1000;
+  service = createTokenService({ secret: SECRET, ttlSeconds: 3600, clock: () => nowMs });
+});
+
+interface SignOptions {
+  readonly secret?: string;
+  readonly alg?: string;
+  readonly exp?: number;
+  readonly nbf?: number;
+}
+
+// Claims are loosely typed on purpose: the bad cases sign claims jose's types would forbid.
+async function sign(payload: Readonly<Record<string, unknown>>, options: SignOptions = {}): Promise<string> {
+  let jwt = new SignJWT(payload as JWTPayload).setProtectedHeader({ alg: options.alg ?? 'HS256' }).setIssuedAt(T0);
+  if (options.exp !== undefined) jwt = jwt.setExpirationTime(options.exp);
+  if (options.nbf !== undefined) jwt = jwt.setNotBefore(options.nbf);
+  return jwt.sign(key(options.secret ?? SECRET));
+}
+
+async function rejection(header: string | undefined): Promise<RestError> {
+  try {
+    await service.verify(header);
+  } catch (e) {
+    if (e instanceof RestError) return e;
+    throw e;
+  }
+  throw new Error(`accepted ${String(header)}`);
+}
+
+describe('createTokenService', () => {
+  it.each([
+    ['31 ASCII bytes', 'x'.repeat(31)],
+    ['15 two-byte characters (30 bytes)', 'é'.repeat(15)],
+    ['empty', ''],
+  ])('refuses a secret of %s', (_label, secret) => {
+    expect(() => createTokenService({ secret, ttlSeconds: 60 })).toThrowError(
+      expect.objectContaining({ category: 'usage', code: 'weak_secret' }),
+    );
+  });
+
+  it('accepts a secret of 32 bytes, counted in UTF-8', () => {
+    expect(() => createTokenService({ secret: 'é'.repeat(16), ttlSeconds: 60 })).not.toThrow();
+  });
+
+  it.each([0, -1, 1.5])('refuses a token lifetime of %j seconds', (ttlSeconds) => {
+    expect(() => createTokenService({ secret: SECRET, ttlSeconds })).toThrowError(
+      expect.objectContaining({ code: 'invalid_token_ttl' }),
+    );
+  });
+});
+
+describe('issue', () => {
+  it('issues an HS256 token with user_id, is_admin, username and exp = now + ttl', async () => {
+    const issued = await service.issue({ user_id: 7, is_admin: true, username: 'Alice' });
+    expect(issued.token_type).toBe('Bearer');
+    expect(issued.expires_in).toBe(3600);
+    const [header, payload] = issued.token
+      .split('.')
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>);
+    expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
+    expect(payload).toEqual({ user_id: 7, is_admin: true, username: 'Alice', iat: T0, exp: T0 + 3600 });
+  });
+
+  it('round-trips through verify', async () => {
+    const { token } = await service.issue({ user_id: 7, is_admin: false, username: 'Alice' });
+    const user = await service.verify(`Bearer ${token}`);
+    expect(user).toMatchObject({ id: 7, is_admin: false, username: 'Alice', is_authenticated: true });
+    expect(user.claims).toMatchObject({ user_id: 7, is_admin: false, username: 'Alice', exp: T0 + 3600 });
+  });
+});
+
+describe('verify: accepted tokens', () => {
+  it('answers ANONYMOUS without an Authorization header', async () => {
+    expect(await service.verify(undefined)).toBe(ANONYMOUS);
+  });
+
+  it.each([
+    ['an integer user_id', { user_id: 12 }, { id: 12, is_admin: false, username: null }],
+    ['an integer-string user_id', { user_id: '12' }, { id: 12, is_admin: false, username: null }],
+    ['a negative integer user_id', { user_id: -3 }, { id: -3, is_admin: false, username: null }],
+    ['is_admin true', { user_id: 1, is_admin: true }, { id: 1, is_admin: true, username: null }],
+    ['is_admin "true" (a string is not true)', { user_id: 1, is_admin: 'true' }, { id: 1, is_admin: false, username: null }],
+    ['is_admin 1', { user_id: 1, is_admin: 1 }, { id: 1, is_admin: false, username: null }],
+    ['a username claim', { user_id: 1, username: 'bob' }, { id: 1, is_admin: false, username: 'bob' }],
+    ['a non-string username claim', { user_id: 1, username: 5 }, { id: 1, is_admin: false, username: null }],
+  ])('accepts an external token with %s', async (_label, payload, expected) => {
+    const user = await service.verify(`Bearer ${await sign(payload)}`);
+    expect(user).toMatchObject({ ...expected, is_authenticated: true });
+  });
+
+  it('exposes every claim, including custom ones, frozen', async () => {
+    const user = await service.verify(`Bearer ${await sign({ user_id: 1, org_id: 42, roles: ['a'] })}`);
+    expect(user.claims).toEqual({ user_id: 1, org_id: 42, roles: ['a'], iat: T0 });
+    expect(Object.isFrozen(user.claims)).toBe(true);
+    expect(Object.isFrozen(user.claims['roles'])).toBe(true);
+  });
+
+  it('accepts the scheme in any case', async () => {
+    const token = await sign({ user_id: 1 });
+    expect((await service.verify(`bearer ${token}`)).id).toBe(1);
+    expect((await service.verify(`BEARER ${token}`)).id).toBe(1);
+  });
+
+  it('accepts a token expired 29 s ago (clock leeway)', async () => {
+    const token = await sign({ user_id: 1 }, { exp: T0 - 29 });
+    expect((await service.verify(`Bearer ${token}`)).id).toBe(1);
+  });
+
+  it('accepts a token valid from 29 s in the future (clock leeway)', async () => {
+    const token = await sign({ user_id: 1 }, { nbf: T0 + 29 });
+    expect((await service.verify(`Bearer ${token}`)).id).toBe(1);
+  });
+});
+
+describe('verify: every invalid token is the same 401 invalid_token', () => {
+  const cases: readonly (readonly [string, () => Promise<string>, RegExp])[] = [
+    ['an empty header', async () => '', /Bearer/],
+    ['the scheme alone', async () => 'Bearer', /Bearer/],
+    ['an empty token', async () => 'Bearer ', /Bearer/],
+    ['another scheme', async () => `Basic ${Buffer.from('a:b').toString('base64')}`, /Bearer/],
+    ['a token without a scheme', async () => sign({ user_id: 1 }), /Bearer/],
+    ['two tokens', async () => `Bearer ${await sign({ user_id: 1 })} ${await sign({ user_id: 2 })}`, /Bearer/],
+    ['a malformed token', async () => 'Bearer not.a.jwt', /./],
+    ['a token of two parts', async () => 'Bearer abc.def', /./],
+    ['a wrong signature', async () => `Bearer ${await sign({ user_id: 1 }, { secret: OTHER_SECRET })}`, /signature/],
+    [
+      'a tampered payload',
+      async () => {
+        const [h, , s] = (await sign({ user_id: 1 })).split('.');
+        const forged = Buffer.from(JSON.stringify({ user_id: 1, is_admin: true })).toString('base64url');
+        return `Bearer ${h}.${forged}.${s}`;
+      },
+      /signature/,
+    ],
+    ['an expired token (31 s ago)', async () => `Bearer ${await sign({ user_id: 1 }, { exp: T0 - 31 })}`, /exp/],
+    ['a token not valid before 31 s from now', async () => `Bearer ${await sign({ user_id: 1 }, { nbf: T0 + 31 })}`, /nbf/],
+    ['alg none', async () => `Bearer ${new UnsecuredJWT({ user_id: 1, is_admin: true }).encode()}`, /./],
+    ['alg none with a signature part', async () => `Bearer ${new UnsecuredJWT({ user_id: 1 }).encode()}c2ln`, /./],
+    ['HS512 with the same secret', async () => `Bearer ${await sign({ user_id: 1 }, { alg: 'HS512' })}`, /alg/],
+    ['HS384 with the same secret', async () => `Bearer ${await sign({ user_id: 1 }, { alg: 'HS384' })}`, /alg/],
+    [
+      'RS256',
+      async () => {
+        const { privateKey } = await generateKeyPair('RS256');
+        const token = await new SignJWT({ user_id: 1 }).setProtectedHeader({ alg: 'RS256' }).sign(privateKey);
+        return `Bearer ${token}`;
+      },
+      /alg/,
+    ],
+    ['a missing user_id', async () => `Bearer ${await sign({ sub: '1' })}`, /user_id claim is missing/],
+    ['a float user_id', async () => `Bearer ${await sign({ user_id: 1.5 })}`, /user_id claim is not an integer/],
+    ['user_id "12a"', async () => `Bearer ${await sign({ user_id: '12a' })}`, /user_id claim is not an integer/],
+    ['user_id "1.0"', async () => `Bearer ${await sign({ user_id: '1.0' })}`, /user_id claim is not an integer/],
+    ['user_id ""', async () => `Bearer ${await sign({ user_id: '' })}`, /user_id claim is not an integer/],
+    ['user_id true', async () => `Bearer ${await sign({ user_id: true })}`, /user_id claim is not an integer/],
+    ['user_id null', async () => `Bearer ${await sign({ user_id: null })}`, /user_id claim is not an integer/],
+    ['user_id [1]', async () => `Bearer ${await sign({ user_id: [1] })}`, /user_id claim is not an integer/],
+    ['user_id beyond 2^53', async () => `Bearer ${await sign({ user_id: '9007199254740993' })}`, /not an integer/],
+    ['a string exp', async () => `Bearer ${await sign({ user_id: 1, exp: 'tomorrow' })}`, /exp/],
+  ];
+
+  it.each(cases)('rejects %s', async (_label, header, reason) => {
+    const e = await rejection(await header());
+    expect(e.category).toBe('unauthenticated');
+    expect(e.status).toBe(401);
+    expect(e.code).toBe('invalid_token');
+    expect(e.message).toBe('the token is invalid or expired');
+    expect(e.headers).toEqual({ 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+    expect(e.cause).toBeInstanceOf(Error);
+    expect((e.cause as Error).message).toMatch(reason);
+  });
+
+  it('never shows the token or the secret in the public body', async () => {
+    const token = await sign({ user_id: 1 }, { secret: OTHER_SECRET });
+    const body = JSON.stringify((await rejection(`Bearer ${token}`)).toBody());
+    expect(body).not.toContain(token.slice(0, 20));
+    expect(body).not.toContain(SECRET);
+  });
+});
+
+describe('verify: cache of verified tokens', () => {
+  it('returns the cached user for a token seen before, without verifying again', async () => {
+    const header = `Bearer ${await sign({ user_id: 5 })}`;
+    const first = await service.verify(header);
+    expect(await service.verify(header)).toBe(first);
+  });
+
+  it('stops accepting a cached token once it expires (30 s leeway included)', async () => {
+    const { token } = await service.issue({ user_id: 5, is_admin: false, username: 'e' });
+    const header = `Bearer ${token}`;
+    await service.verify(header);
+    nowMs = (T0 + 3600 + 29) * 1000;
+    expect((await service.verify(header)).id).toBe(5);
+    nowMs = (T0 + 3600 + 30) * 1000;
+    expect((await rejection(header)).code).toBe('invalid_token');
+    nowMs = (T0 + 3600 + 31) * 1000;
+    expect((await rejection(header)).code).toBe('invalid_token');
+  });
+
+  it('keeps at most cacheSize tokens, forgetting the least recently used', async () => {
+    const small = createTokenService({ secret: SECRET, ttlSeconds: 60, clock: () => nowMs, cacheSize: 2 });
+    const headers = await Promise.all([1, 2, 3].map(async (id) => `Bearer ${await sign({ user_id: id })}`));
+    const [h1 = '', h2 = '', h3 = ''] = headers;
+    const u1 = await small.verify(h1);
+    const u2 = await small.verify(h2);
+    expect(await small.verify(h1)).toBe(u1);
+    await small.verify(h3);
+    expect(await small.verify(h1)).toBe(u1);
+    const u2again = await small.verify(h2);
+    expect(u2again).not.toBe(u2);
+    expect(u2again).toEqual(u2);
+  });
+
+  it('does not cache a rejected token', async () => {
+    const header = `Bearer ${await sign({ user_id: 1 }, { nbf: T0 + 100 })}`;
+    expect((await rejection(header)).code).toBe('invalid_token');
+    nowMs = (T0 + 100) * 1000;
+    expect((await service.verify(header)).id).toBe(1);
+  });
+});

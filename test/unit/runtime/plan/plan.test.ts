@@ -1,0 +1,361 @@
+import { describe, expect, it } from 'vitest';
+import { dialects } from '../../../../compiler/sql/dialect.js';
+import { SqlBuilder, renderSql, type RenderedSql } from '../../../../compiler/sql/fragment.js';
+import { ANONYMOUS, type ColumnType, type DialectName } from '../../../../compiler/types.js';
+import { isRestError, type RestError } from '../../../../errors/rest-error.js';
+import type { ColumnInfo, TableInfo } from '../../../../runtime/db/adapter.js';
+import { coerceBodyValue, coerceQueryValue } from '../../../../runtime/plan/coerce-value.js';
+import { planRead } from '../../../../runtime/plan/plan-read.js';
+import {
+  deleteStatement,
+  insertStatement,
+  toWriteRow,
+  updateStatement,
+} from '../../../../runtime/plan/plan-write.js';
+import { globPattern, likePattern, queryDialects } from '../../../../runtime/plan/query-dialect.js';
+import { whereClause } from '../../../../runtime/plan/where.js';
+import { parseTableRequest } from '../../../../runtime/request/parse-request.js';
+import type { JsonValue } from '../../../../runtime/request/types.js';
+
+const column = (
+  name: string,
+  type: ColumnType,
+  dbType: string,
+  extra: Partial<ColumnInfo> = {},
+): ColumnInfo => ({
+  name,
+  type,
+  dbType,
+  nullable: true,
+  hasDefault: false,
+  autoIncrement: false,
+  ...extra,
+});
+
+const columns = [
+  column('id', 'integer', 'integer', { nullable: false, autoIncrement: true, hasDefault: true }),
+  column('title', 'text', 'text'),
+  column('price', 'decimal', 'numeric(10,2)'),
+  column('done', 'boolean', 'boolean'),
+  column('meta', 'other', 'jsonb'),
+  column('due', 'other', 'date'),
+  column('at', 'other', 'timestamp with time zone'),
+];
+const table: TableInfo = {
+  name: 'items',
+  columns,
+  columnsByName: new Map(columns.map((c) => [c.name, c])),
+  primaryKey: ['id'],
+};
+
+function errorOf(fn: () => unknown): RestError {
+  try {
+    fn();
+  } catch (e) {
+    if (isRestError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected a RestError');
+}
+
+function read(kind: DialectName, query: string, key?: string): RenderedSql {
+  const request = parseTableRequest({
+    table: 'items',
+    key,
+    operation: 'read',
+    query: new URLSearchParams(query),
+    body: undefined,
+  });
+  if (request.kind !== 'list' && request.kind !== 'get' && request.kind !== 'count')
+    throw new Error('not a read');
+  return renderSql(
+    dialects[kind],
+    planRead(request, table, undefined, dialects[kind], queryDialects[kind]).statement,
+    ANONYMOUS,
+  );
+}
+
+const ALL = ['postgres', 'mysql', 'sqlite'] as const;
+const cols = (q: string) =>
+  ['id', 'title', 'price', 'done', 'meta', 'due', 'at'].map((c) => `${q}${c}${q}`).join(', ');
+
+describe('planRead pins the SQL of every dialect', () => {
+  const cases: Record<string, { query: string; key?: string; expected: Record<DialectName, RenderedSql> }> = {
+    'a default list': {
+      query: '',
+      expected: {
+        postgres: {
+          text: `SELECT ${cols('"')} FROM "items" ORDER BY "id" ASC NULLS LAST LIMIT $1 OFFSET $2`,
+          values: [100, 0],
+        },
+        mysql: {
+          text: `SELECT ${cols('`')} FROM \`items\` ORDER BY \`id\` IS NULL ASC, \`id\` ASC LIMIT ? OFFSET ?`,
+          values: [100, 0],
+        },
+        sqlite: {
+          text: `SELECT ${cols('"')} FROM "items" ORDER BY "id" ASC NULLS LAST LIMIT ? OFFSET ?`,
+          values: [100, 0],
+        },
+      },
+    },
+    'filters, select, order and page': {
+      query: 'select=title&title=eq.a&price=gte.1.5&done=is.true&order=title.desc&page=3&page_size=10',
+      expected: {
+        postgres: {
+          text: 'SELECT "title" FROM "items" WHERE ("title" = $1) AND ("price" >= $2) AND ("done" IS TRUE) ORDER BY "title" DESC NULLS FIRST, "id" ASC NULLS LAST LIMIT $3 OFFSET $4',
+          values: ['a', '1.5', 10, 20],
+        },
+        mysql: {
+          text: 'SELECT `title` FROM `items` WHERE (`title` = ? AND CAST(`title` AS BINARY) = CAST(? AS BINARY)) AND (`price` >= ?) AND (`done` IS TRUE) ORDER BY `title` IS NULL DESC, `title` DESC, `id` IS NULL ASC, `id` ASC LIMIT ? OFFSET ?',
+          values: ['a', 'a', '1.5', 10, 20],
+        },
+        sqlite: {
+          text: 'SELECT "title" FROM "items" WHERE ("title" = ?) AND ("price" >= ?) AND ("done" IS TRUE) ORDER BY "title" DESC NULLS FIRST, "id" ASC NULLS LAST LIMIT ? OFFSET ?',
+          values: ['a', '1.5', 10, 20],
+        },
+      },
+    },
+    'patterns and lists': {
+      query: 'count&title=like.a_b*&title=ilike.*%25x&id=in.(1,2)&meta=is.null',
+      expected: {
+        postgres: {
+          text: `SELECT COUNT(*) AS "count" FROM "items" WHERE ("title" LIKE $1 ESCAPE '!') AND ("title" ILIKE $2 ESCAPE '!') AND ("id" IN ($3, $4)) AND ("meta" IS NULL)`,
+          values: ['a!_b%', '%!%x', 1, 2],
+        },
+        mysql: {
+          text: "SELECT COUNT(*) AS `count` FROM `items` WHERE (CAST(`title` AS BINARY) LIKE CAST(? AS BINARY) ESCAPE '!') AND (CAST(LOWER(`title`) AS BINARY) LIKE CAST(LOWER(?) AS BINARY) ESCAPE '!') AND (`id` IN (?, ?)) AND (`meta` IS NULL)",
+          values: ['a!_b%', '%!%x', 1, 2],
+        },
+        sqlite: {
+          text: `SELECT COUNT(*) AS "count" FROM "items" WHERE ("title" GLOB ?) AND ("title" LIKE ? ESCAPE '!') AND ("id" IN (?, ?)) AND ("meta" IS NULL)`,
+          values: ['a_b*', '%!%x', 1, 2],
+        },
+      },
+    },
+    'one row by key': {
+      query: 'select=id&title=in.()',
+      key: '7',
+      expected: {
+        postgres: { text: 'SELECT "id" FROM "items" WHERE ("id" = $1) AND (false)', values: [7] },
+        mysql: { text: 'SELECT `id` FROM `items` WHERE (`id` = ?) AND (FALSE)', values: [7] },
+        sqlite: { text: 'SELECT "id" FROM "items" WHERE ("id" = ?) AND (0)', values: [7] },
+      },
+    },
+  };
+  for (const [name, c] of Object.entries(cases)) {
+    it.each(ALL)(`${name} (%s)`, (kind) => {
+      expect(read(kind, c.query, c.key)).toEqual(c.expected[kind]);
+    });
+  }
+
+  it('quotes identifiers that contain quotes (names come from the schema)', () => {
+    const weird = column('a"b`c', 'text', 'text');
+    const t: TableInfo = {
+      name: 'x"y',
+      columns: [weird],
+      columnsByName: new Map([[weird.name, weird]]),
+      primaryKey: [],
+    };
+    const request = parseTableRequest({
+      table: t.name,
+      key: undefined,
+      operation: 'read',
+      query: new URLSearchParams('select=a"b`c'),
+      body: undefined,
+    });
+    if (request.kind !== 'list') throw new Error('not a list');
+    const pg = renderSql(
+      dialects.postgres,
+      planRead(request, t, undefined, dialects.postgres, queryDialects.postgres).statement,
+    );
+    const my = renderSql(
+      dialects.mysql,
+      planRead(request, t, undefined, dialects.mysql, queryDialects.mysql).statement,
+    );
+    expect(pg.text).toBe('SELECT "a""b`c" FROM "x""y" LIMIT $1 OFFSET $2');
+    expect(my.text).toBe('SELECT `a"b``c` FROM `x"y` LIMIT ? OFFSET ?');
+  });
+
+  it('ANDs the policy predicate into the WHERE', () => {
+    const predicate = new SqlBuilder(dialects.postgres)
+      .appendIdent('id')
+      .append(' = ')
+      .appendAuth({ kind: 'id' }, 'bigint')
+      .build();
+    const where = whereClause(
+      { table, key: undefined, filters: [], predicate },
+      dialects.postgres,
+      queryDialects.postgres,
+    );
+    expect(renderSql(dialects.postgres, where, { ...ANONYMOUS, id: 5 })).toEqual({
+      text: ' WHERE ("id" = $1::bigint)',
+      values: [5],
+    });
+  });
+
+  it.each([
+    ['nope=eq.1', 'unknown_column'],
+    ['select=nope', 'unknown_column'],
+    ['order=nope', 'unknown_column'],
+    ['id=eq.abc', 'invalid_value'],
+    ['id=like.1*', 'invalid_filter'],
+    ['done=eq.yes', 'invalid_value'],
+    ['title=is.true', 'invalid_filter'],
+    ['meta=eq.{}', 'invalid_filter'],
+    ['due=eq.2024-02-30', 'invalid_value'],
+    ['at=gt.yesterday', 'invalid_value'],
+  ])('%s is 400 %s', (query, code) => {
+    const e = errorOf(() => read('postgres', query));
+    expect([e.status, e.code]).toEqual([400, code]);
+  });
+});
+
+describe('write statements', () => {
+  it.each(ALL)('insert, update and delete (%s)', (kind) => {
+    const d = dialects[kind];
+    const qd = queryDialects[kind];
+    const row = toWriteRow(table, {
+      title: 'x',
+      meta: { a: [1] },
+      done: true,
+      at: '2024-01-02T03:04:05.5+01:00',
+    });
+    const insert = renderSql(d, insertStatement(table, row, [columns[0] as ColumnInfo], d, qd));
+    const where = whereClause({ table, key: '3', filters: [], predicate: undefined }, d, qd);
+    const update = renderSql(d, updateStatement(table, toWriteRow(table, { price: 2.5 }), where, d, qd));
+    const del = renderSql(d, deleteStatement(table, where, d));
+    const expected: Record<DialectName, [string, string, string]> = {
+      postgres: [
+        'INSERT INTO "items" ("title", "meta", "done", "at") VALUES ($1, $2, $3, $4) RETURNING "id"',
+        'UPDATE "items" SET "price" = $1 WHERE ("id" = $2)',
+        'DELETE FROM "items" WHERE ("id" = $1)',
+      ],
+      mysql: [
+        'INSERT INTO `items` (`title`, `meta`, `done`, `at`) VALUES (?, ?, ?, ?)',
+        'UPDATE `items` SET `price` = ? WHERE (`id` = ?)',
+        'DELETE FROM `items` WHERE (`id` = ?)',
+      ],
+      sqlite: [
+        'INSERT INTO "items" ("title", "meta", "done", "at") VALUES (?, ?, ?, ?) RETURNING "id"',
+        'UPDATE "items" SET "price" = ? WHERE ("id" = ?)',
+        'DELETE FROM "items" WHERE ("id" = ?)',
+      ],
+    };
+    expect([insert.text, update.text, del.text]).toEqual(expected[kind]);
+    const at = {
+      postgres: '2024-01-02T03:04:05.5+01:00',
+      mysql: '2024-01-02 02:04:05.5',
+      sqlite: '2024-01-02T03:04:05.5+01:00',
+    }[kind];
+    expect(insert.values).toEqual(['x', '{"a":[1]}', kind === 'sqlite' ? 1 : true, at]);
+    expect(update.values).toEqual([2.5, 3]);
+  });
+
+  it.each(ALL)('an empty row inserts defaults (%s)', (kind) => {
+    const text = renderSql(
+      dialects[kind],
+      insertStatement(table, {}, [], dialects[kind], queryDialects[kind]),
+    ).text;
+    expect(
+      text.startsWith(
+        kind === 'mysql' ? 'INSERT INTO `items` () VALUES ()' : 'INSERT INTO "items" DEFAULT VALUES',
+      ),
+    ).toBe(true);
+  });
+
+  it('rejects unknown body keys, __proto__ included, with 400 unknown_column', () => {
+    const body = JSON.parse('{"__proto__": {"x": 1}}') as { [k: string]: JsonValue };
+    expect(errorOf(() => toWriteRow(table, body)).code).toBe('unknown_column');
+    expect(errorOf(() => toWriteRow(table, { 'title"; DROP TABLE items; --': 'x' })).code).toBe(
+      'unknown_column',
+    );
+  });
+});
+
+describe('value coercion is the same on every database', () => {
+  const c = (name: string) => table.columnsByName.get(name) as ColumnInfo;
+  it.each([
+    ['id', '42', 42],
+    ['id', '-7', -7],
+    ['id', '9007199254740993', '9007199254740993'],
+    ['price', '1.50', '1.50'],
+    ['price', '-2e3', '-2e3'],
+    ['done', 'false', false],
+    ['title', '', ''],
+    ['due', '2024-02-29', '2024-02-29'],
+    ['at', '2024-01-02T03:04:05Z', '2024-01-02T03:04:05Z'],
+    ['at', '2024-01-02 03:04', '2024-01-02 03:04'],
+  ])('query value %s=%s', (name, text, expected) => {
+    expect(coerceQueryValue(c(name), text)).toEqual(expected);
+  });
+
+  it.each([
+    ['id', 1.5],
+    ['id', '1.5'],
+    ['id', true],
+    ['price', 'abc'],
+    ['price', {}],
+    ['done', 1],
+    ['done', 'true'],
+    ['title', 5],
+    ['title', ['a']],
+    ['due', '2023-02-29'],
+    ['at', 12],
+  ])('body value %s=%j is 400', (name, value) => {
+    const e = errorOf(() => coerceBodyValue(c(name), value as JsonValue));
+    expect([e.code, e.details]).toEqual(['invalid_value', { column: name }]);
+  });
+
+  it.each([
+    ['meta', { nested: [1, { b: null }] }],
+    ['meta', 'a string'],
+    ['meta', null],
+    ['title', null],
+    ['price', 0.1],
+    ['id', '1234567890123456789'],
+  ])('body value %s=%j is kept', (name, value) => {
+    expect(coerceBodyValue(c(name), value as JsonValue)).toEqual(value);
+  });
+
+  it('like patterns: * is the wildcard, % _ ! are literal', () => {
+    expect(likePattern('50%_off*!')).toBe('50!%!_off%!!');
+    expect(globPattern('a?b[c]*')).toBe('a[?]b[[]c]*');
+  });
+});
+
+describe('ranges are checked in-process (SQLite enforces none)', () => {
+  const col = (dbType: string, type: ColumnType = 'integer') => column('n', type, dbType);
+  it.each([
+    ['smallint', 32767, true],
+    ['smallint', 32768, false],
+    ['smallint', -32768, true],
+    ['int2', -32769, false],
+    ['tinyint(4)', 127, true],
+    ['tinyint(4)', 128, false],
+    ['tinyint(3) unsigned', 255, true],
+    ['tinyint(3) unsigned', -1, false],
+    ['mediumint(9)', 8388608, false],
+    ['integer', '9223372036854775807', true],
+    ['bigint', '9223372036854775808', false],
+    ['bigint(20) unsigned', '18446744073709551615', true],
+  ])('%s holds %s: %s', (dbType, value, fits) => {
+    const c = col(dbType);
+    if (fits) expect(coerceBodyValue(c, value)).toEqual(value);
+    else
+      expect(errorOf(() => coerceBodyValue(c, value)).message).toBe(
+        `n is out of range for its type ${dbType}`,
+      );
+  });
+
+  it.each([
+    ['numeric(5,2)', '999.99', true],
+    ['numeric(5,2)', 1000, false],
+    ['decimal(20,6)', '1e30', false],
+    ['numeric', '1e30', true],
+    ['double precision', 1e300, true],
+  ])('%s holds %s: %s', (dbType, value, fits) => {
+    const c = col(dbType, 'decimal');
+    if (fits) expect(coerceQueryValue(c, String(value))).toEqual(String(value));
+    else expect(errorOf(() => coerceQueryValue(c, String(value))).code).toBe('invalid_value');
+  });
+});
