@@ -1,0 +1,61 @@
+// `rest auth …`: setup, users and policies, through the services the HTTP side calls.
+
+import type { Argv, CommandModule } from 'yargs';
+import type { GlobalArgs } from '../config/global-options.js';
+import { authPolicyAddCommand } from './auth-policy-add.js';
+import { authPolicyListCommand } from './auth-policy-list.js';
+import { authSetupCommand } from './auth-setup.js';
+import { authUserAddCommand } from './auth-user-add.js';
+import { authUserListCommand } from './auth-user-list.js';
+import type { CommandContext } from './command-context.js';
+
+/** A command that only groups others: one of them must follow. */
+const group = (y: Argv, name: string, commands: string): Argv =>
+  y.demandCommand(1, `${name} needs a command: ${commands}`).strictCommands();
+
+export function authCommand(ctx: CommandContext): CommandModule<GlobalArgs, GlobalArgs> {
+  return {
+    command: 'auth',
+    describe: 'Set up authentication, manage users and policies',
+    builder: (y) =>
+      group(
+        y
+          .command(authSetupCommand(ctx))
+          .command({
+            command: 'user',
+            describe: 'List or add users',
+            builder: (u) =>
+              group(
+                u
+                  .command(authUserListCommand(ctx))
+                  .command(authUserAddCommand(ctx))
+                  .example('$0 auth user add alice "correct horse battery" false', 'Add a regular user'),
+                'auth user',
+                'list or add',
+              ),
+            handler: () => {},
+          })
+          .command({
+            command: 'policy',
+            describe: 'List or add policies',
+            builder: (p) =>
+              group(
+                p
+                  .command(authPolicyListCommand(ctx))
+                  .command(authPolicyAddCommand(ctx))
+                  .example("$0 auth policy add posts read '' 'posts are public'", 'Anyone reads posts'),
+                'auth policy',
+                'list or add',
+              ),
+            handler: () => {},
+          })
+          .example(
+            '$0 -db.url sqlite://./rest.db auth setup',
+            'Create the auth tables and the admin account',
+          ),
+        'auth',
+        'setup, user or policy',
+      ),
+    handler: () => {},
+  };
+}

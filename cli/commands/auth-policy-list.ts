@@ -1,0 +1,44 @@
+// `rest auth policy list`: every row of auth_policies.
+
+import type { CommandModule } from 'yargs';
+import type { GlobalArgs } from '../config/global-options.js';
+import type { PolicyRow } from '../../compiler/types.js';
+import { listPolicies } from '../../runtime/policies/policy-service.js';
+import { formatJson } from '../output/json.js';
+import { formatTable, type TableColumn } from '../output/table.js';
+import { requireAuthTables, withDatabase, type CommandContext } from './command-context.js';
+
+interface ListArgs extends GlobalArgs {
+  readonly json: boolean;
+}
+
+const POLICY_COLUMNS: readonly TableColumn<PolicyRow>[] = [
+  { header: 'id', value: (p) => p.id, align: 'right' },
+  { header: 'table_name', value: (p) => p.table_name },
+  { header: 'action', value: (p) => p.action },
+  { header: 'expression', value: (p) => p.expression },
+  { header: 'description', value: (p) => p.description },
+];
+
+export function authPolicyListCommand(ctx: CommandContext): CommandModule<GlobalArgs, ListArgs> {
+  return {
+    command: 'list',
+    describe: 'List the policies: id, table_name, action, expression, description',
+    builder: (y) =>
+      y
+        .option('json', {
+          type: 'boolean',
+          default: false,
+          describe: 'Print a JSON array instead of a table',
+        })
+        .example('$0 -db.url sqlite://./rest.db auth policy list', 'Show every policy'),
+    handler: async (argv) => {
+      const config = ctx.config(argv);
+      const policies = await withDatabase(config, async (adapter) => {
+        requireAuthTables(await adapter.introspect());
+        return listPolicies(adapter);
+      });
+      ctx.io.stdout(argv.json ? formatJson(policies) : formatTable(POLICY_COLUMNS, policies));
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// What every command handler is given: the resolved configuration and where to print; and the
+// one way commands open (and always close) the configured database.
+
+import { RestError } from '../../errors/rest-error.js';
+import type { DbAdapter, SchemaSnapshot } from '../../runtime/db/adapter.js';
+import { createAdapter } from '../../runtime/db/create-adapter.js';
+import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE } from '../../runtime/auth/auth-ddl.js';
+import type { Config } from '../../runtime/config.js';
+import type { GlobalArgs } from '../config/global-options.js';
+import { loadConfig } from '../config/load-config.js';
+
+export interface CommandIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+}
+
+export interface CommandContext {
+  /** The configuration of SPEC §1 (flag > env > file > default) for this invocation's flags. */
+  readonly config: (flags: GlobalArgs) => Config;
+  readonly io: CommandIo;
+}
+
+export const processIo: CommandIo = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
+/** The real process: its environment, standard output and error. */
+export const processContext: CommandContext = {
+  config: (flags) => loadConfig({ flags, env: process.env }),
+  io: processIo,
+};
+
+/** Runs `fn` with an adapter for `config.db.url`, closing it whatever happens. */
+export async function withDatabase<T>(config: Config, fn: (adapter: DbAdapter) => Promise<T>): Promise<T> {
+  const adapter = await createAdapter(config.db.url);
+  try {
+    return await fn(adapter);
+  } finally {
+    await adapter.close();
+  }
+}
+
+/** The auth commands need `auth setup` to have run; say so instead of failing on a missing table. */
+export function requireAuthTables(schema: SchemaSnapshot): void {
+  if (!schema.tables.has(AUTH_USERS_TABLE) || !schema.tables.has(AUTH_POLICIES_TABLE)) {
+    throw new RestError(
+      'conflict',
+      'not_setup',
+      'auth is not set up on this database: run `rest auth setup` first',
+    );
+  }
+}

@@ -1,0 +1,22 @@
+// `rest policy …`: explain how a request is decided; compile the PostgreSQL RLS DDL.
+
+import type { CommandModule } from 'yargs';
+import type { GlobalArgs } from '../config/global-options.js';
+import type { CommandContext } from './command-context.js';
+import { policyCompileCommand } from './policy-compile.js';
+import { policyExplainCommand } from './policy-explain.js';
+
+export function policyCommand(ctx: CommandContext): CommandModule<GlobalArgs, GlobalArgs> {
+  return {
+    command: 'policy',
+    describe: 'Explain policy decisions, compile row-level security DDL',
+    builder: (y) =>
+      y
+        .command(policyExplainCommand(ctx))
+        .command(policyCompileCommand(ctx))
+        .demandCommand(1, 'policy needs a command: explain or compile')
+        .strictCommands()
+        .example('$0 policy explain todos read --user 2', 'How a read of todos by user 2 is decided'),
+    handler: () => {},
+  };
+}

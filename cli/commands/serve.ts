@@ -1,0 +1,50 @@
+// `rest [flags]` / `rest serve [flags]`: runs the HTTP server until SIGTERM or SIGINT, then
+// shuts down gracefully (in-flight requests finish, the pool closes) and exits 0.
+
+import type { CommandModule } from 'yargs';
+import { RestError } from '../../errors/rest-error.js';
+import { createLogger, LOG_LEVELS, type LogLevel } from '../../runtime/logger.js';
+import { startServer } from '../../runtime/server.js';
+import type { GlobalArgs } from '../config/global-options.js';
+import { loadConfig } from '../config/load-config.js';
+
+const isLogLevel = (s: string): s is LogLevel => (LOG_LEVELS as readonly string[]).includes(s);
+
+function logLevelFromEnv(): LogLevel {
+  const level = process.env['REST_LOG_LEVEL'];
+  if (level === undefined || level === '') return 'info';
+  if (!isLogLevel(level))
+    throw new RestError('usage', 'invalid_config', `REST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
+
+function nextStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve(signal);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}
+
+export async function serve(args: GlobalArgs): Promise<void> {
+  const config = loadConfig({ flags: args, env: process.env });
+  const logger = createLogger({ level: logLevelFromEnv() });
+  const stopped = nextStopSignal();
+  const server = await startServer(config, { logger });
+  const signal = await stopped;
+  logger.info({ signal }, `${signal}: finishing in-flight requests and shutting down`);
+  await server.close();
+  logger.info('stopped');
+}
+
+export const serveCommand: CommandModule<GlobalArgs, GlobalArgs> = {
+  command: ['serve', '$0'],
+  describe: 'run the HTTP server (the default command)',
+  builder: (y) =>
+    y.example('$0 serve -db.url sqlite://./rest.db -addr :8080', 'serve a SQLite file on port 8080'),
+  handler: serve,
+};

@@ -1,0 +1,98 @@
+// The YAML config file (`-config rest.yml`): parsed and shape-checked; unknown keys are errors
+// so that a typo never silently falls back to a default.
+
+import { readFileSync } from 'node:fs';
+import { parse, YAMLError } from 'yaml';
+import { configError } from './parse-values.js';
+
+export interface FileConfig {
+  readonly addr?: string;
+  readonly db?: { readonly url?: string; readonly rls?: string | boolean };
+  readonly auth?: {
+    readonly enabled?: boolean;
+    readonly secret?: string;
+    readonly token_ttl?: string | number;
+  };
+  readonly cors?: { readonly enabled?: boolean; readonly origins?: readonly string[] };
+}
+
+type Leaf = 'string' | 'boolean' | 'string|boolean' | 'string|number' | 'string[]';
+interface Shape {
+  readonly [key: string]: Leaf | Shape;
+}
+
+const SHAPE: Shape = {
+  addr: 'string',
+  db: { url: 'string', rls: 'string|boolean' },
+  auth: { enabled: 'boolean', secret: 'string', token_ttl: 'string|number' },
+  cors: { enabled: 'boolean', origins: 'string[]' },
+};
+
+const isPlainObject = (v: unknown): v is Readonly<Record<string, unknown>> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function check(value: unknown, shape: Shape, where: string, file: string): void {
+  if (!isPlainObject(value))
+    throw configError(`config file ${file}: ${where || 'the document'} must be a mapping`);
+  for (const [key, v] of Object.entries(value)) {
+    const path = where === '' ? key : `${where}.${key}`;
+    const expected = shape[key];
+    if (expected === undefined) throw configError(`config file ${file}: unknown setting ${path}`);
+    if (v === null || v === undefined) continue;
+    if (typeof expected === 'object') {
+      check(v, expected, path, file);
+      continue;
+    }
+    const ok =
+      expected === 'string[]'
+        ? Array.isArray(v) && v.every((x) => typeof x === 'string')
+        : expected.split('|').includes(typeof v);
+    if (!ok)
+      throw configError(
+        `config file ${file}: ${path} must be ${expected.replace('|', ' or ').replace('string[]', 'a list of strings')}`,
+      );
+  }
+}
+
+/** Drops null values so that an empty key means "not set". */
+function withoutNulls(value: unknown): unknown {
+  if (!isPlainObject(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== null && v !== undefined)
+      .map(([k, v]) => [k, withoutNulls(v)]),
+  );
+}
+
+export function parseConfigFile(text: string, file: string): FileConfig {
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch (e) {
+    if (e instanceof YAMLError) {
+      const pos = e.linePos?.[0];
+      const at = pos === undefined ? '' : ` at line ${pos.line}, column ${pos.col}`;
+      throw configError(`config file ${file}: invalid YAML${at}: ${e.message.split('\n')[0] ?? ''}`);
+    }
+    throw e;
+  }
+  if (doc === null || doc === undefined) return {};
+  check(doc, SHAPE, '', file);
+  return withoutNulls(doc) as FileConfig;
+}
+
+export function readConfigFile(
+  file: string,
+  read: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): FileConfig {
+  let text: string;
+  try {
+    text = read(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : 'cannot be read';
+    throw configError(`config file ${file}: ${why}`);
+  }
+  return parseConfigFile(text, file);
+}

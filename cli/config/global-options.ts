@@ -1,0 +1,44 @@
+// The flags every command accepts (SPEC §1), as yargs options; values are validated by loadConfig.
+
+import type { Options } from 'yargs';
+
+export const GLOBAL_OPTIONS = {
+  'db.url': {
+    type: 'string',
+    describe:
+      'database URL: postgres://…, mysql://… or mariadb://…, sqlite://<path> [env REST_DB_URL] (default sqlite://./rest.db)',
+  },
+  addr: {
+    type: 'string',
+    describe: 'listen address host:port or :port; port 0 = any free port [env REST_ADDR] (default :3000)',
+  },
+  'auth.secret': {
+    type: 'string',
+    describe:
+      'JWT HS256 secret, at least 32 bytes; auth is enabled exactly when one is set [env REST_AUTH_SECRET]',
+  },
+  'auth.token_ttl': {
+    type: 'string',
+    describe: 'lifetime of issued tokens, e.g. 24h, 90m, 3600s [env REST_AUTH_TOKEN_TTL] (default 24h)',
+  },
+  'db.rls': {
+    type: 'string',
+    describe:
+      'on: native row-level security (PostgreSQL); off: compiled WHERE predicates [env REST_DB_RLS] (default on for PostgreSQL)',
+  },
+  config: {
+    type: 'string',
+    describe:
+      'YAML config file with addr, db: {url, rls}, auth: {enabled, secret, token_ttl}, cors: {enabled, origins} [env REST_CONFIG]',
+  },
+} as const satisfies Readonly<Record<string, Options>>;
+
+/** The global flags as yargs hands them to a command (absent when not given). */
+export interface GlobalArgs {
+  readonly 'db.url'?: string | undefined;
+  readonly addr?: string | undefined;
+  readonly 'auth.secret'?: string | undefined;
+  readonly 'auth.token_ttl'?: string | undefined;
+  readonly 'db.rls'?: string | undefined;
+  readonly config?: string | undefined;
+}

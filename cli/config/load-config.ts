@@ -1,0 +1,87 @@
+// Flags > environment > YAML file > defaults (SPEC §1) → the validated runtime Config.
+
+import {
+  DEFAULT_ADDR,
+  DEFAULT_DB_URL,
+  DEFAULT_TOKEN_TTL_SECONDS,
+  MIN_SECRET_BYTES,
+  type Config,
+} from '../../runtime/config.js';
+import { RestError } from '../../errors/rest-error.js';
+import { parseDbUrl } from '../../runtime/db/parse-db-url.js';
+import { readConfigFile, type FileConfig } from './config-file.js';
+import type { GlobalArgs } from './global-options.js';
+import { configError, parseDuration, parseListenAddress, parseSwitch } from './parse-values.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ConfigSources {
+  readonly flags: GlobalArgs;
+  readonly env: Env;
+  /** Reads the config file (default: the file system). */
+  readonly readFile?: (path: string) => string;
+}
+
+export const ENV = {
+  dbUrl: 'REST_DB_URL',
+  addr: 'REST_ADDR',
+  secret: 'REST_AUTH_SECRET',
+  tokenTtl: 'REST_AUTH_TOKEN_TTL',
+  rls: 'REST_DB_RLS',
+  config: 'REST_CONFIG',
+} as const;
+
+/** The first value that is set; an empty string counts as not set. */
+function pick<T>(...values: ReadonlyArray<T | undefined>): T | undefined {
+  return values.find((v) => v !== undefined && v !== '');
+}
+
+function authSettings(flags: GlobalArgs, env: Env, file: FileConfig): Config['auth'] {
+  const secret = pick(flags['auth.secret'], env[ENV.secret], file.auth?.secret);
+  const enabled = file.auth?.enabled;
+  if (enabled === true && secret === undefined) {
+    throw configError(
+      'auth.enabled is true but no auth.secret is configured (-auth.secret or REST_AUTH_SECRET)',
+    );
+  }
+  if (enabled === false && secret !== undefined) {
+    throw configError(
+      'auth.enabled is false but auth.secret is set: auth is on exactly when a secret is configured; remove one of them',
+    );
+  }
+  if (secret !== undefined && Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
+    throw new RestError(
+      'usage',
+      'weak_secret',
+      `auth.secret must be at least ${MIN_SECRET_BYTES} bytes long; refusing to start`,
+    );
+  }
+  const ttl = pick<string | number>(flags['auth.token_ttl'], env[ENV.tokenTtl], file.auth?.token_ttl);
+  return {
+    enabled: secret !== undefined,
+    secret: secret ?? null,
+    tokenTtlSeconds: ttl === undefined ? DEFAULT_TOKEN_TTL_SECONDS : parseDuration(ttl, 'auth.token_ttl'),
+  };
+}
+
+export function loadConfig(sources: ConfigSources): Config {
+  const { flags, env } = sources;
+  const configPath = pick(flags.config, env[ENV.config]);
+  const file: FileConfig = configPath === undefined ? {} : readConfigFile(configPath, sources.readFile);
+
+  const url = pick(flags['db.url'], env[ENV.dbUrl], file.db?.url) ?? DEFAULT_DB_URL;
+  const kind = parseDbUrl(url).kind;
+  const rlsSetting = pick<string | boolean>(flags['db.rls'], env[ENV.rls], file.db?.rls);
+  const rls = rlsSetting === undefined ? kind === 'postgres' : parseSwitch(rlsSetting, 'db.rls');
+  if (rls && kind !== 'postgres') {
+    throw configError(
+      `db.rls on needs PostgreSQL; the ${kind} database is always served with compiled predicates (-db.rls off)`,
+    );
+  }
+  return {
+    addr: parseListenAddress(pick(flags.addr, env[ENV.addr], file.addr) ?? DEFAULT_ADDR),
+    db: { url, rls },
+    auth: authSettings(flags, env, file),
+    cors: { enabled: file.cors?.enabled ?? false, origins: file.cors?.origins ?? [] },
+  };
+}

@@ -1,0 +1,214 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfigFile } from '../../../cli/config/config-file.js';
+import { loadConfig, type ConfigSources } from '../../../cli/config/load-config.js';
+import { normalizeArgv } from '../../../cli/config/normalize-argv.js';
+import { parseDuration, parseListenAddress, parseSwitch } from '../../../cli/config/parse-values.js';
+import { isRestError, type RestError } from '../../../errors/rest-error.js';
+
+const SECRET = 'x'.repeat(32);
+
+function errorOf(fn: () => unknown): RestError {
+  try {
+    fn();
+  } catch (e) {
+    if (isRestError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected a RestError');
+}
+
+const files = (content: Record<string, string>) => (path: string) => {
+  const text = content[path];
+  if (text === undefined) throw Object.assign(new Error('missing'), { code: 'ENOENT' });
+  return text;
+};
+
+const load = (sources: Partial<ConfigSources>) => loadConfig({ flags: {}, env: {}, ...sources });
+
+describe('normalizeArgv', () => {
+  it.each([
+    [
+      ['-db.url', 'x'],
+      ['--db.url', 'x'],
+    ],
+    [['-db.url=sqlite://a=b'], ['--db.url=sqlite://a=b']],
+    [
+      ['--addr', ':0'],
+      ['--addr', ':0'],
+    ],
+    [
+      ['-addr', ':0', 'serve'],
+      ['--addr', ':0', 'serve'],
+    ],
+    [['-h'], ['-h']],
+    [['-help'], ['--help']],
+    [
+      ['-auth.token_ttl', '1h'],
+      ['--auth.token_ttl', '1h'],
+    ],
+    [
+      ['auth', 'user', 'add', 'bob', '--', '-weird-password'],
+      ['auth', 'user', 'add', 'bob', '--', '-weird-password'],
+    ],
+    [['-5'], ['-5']],
+  ])('%j → %j', (input, expected) => {
+    expect(normalizeArgv(input)).toEqual(expected);
+  });
+});
+
+describe('value parsers', () => {
+  it.each([
+    [':3000', { host: undefined, port: 3000 }],
+    ['127.0.0.1:0', { host: '127.0.0.1', port: 0 }],
+    ['localhost:8080', { host: 'localhost', port: 8080 }],
+    ['[::1]:9', { host: '::1', port: 9 }],
+  ])('addr %s', (text, expected) => {
+    expect(parseListenAddress(text)).toEqual(expected);
+  });
+
+  it.each(['3000', ':', ':70000', 'host:', 'a:b:1', ':-1'])('addr %s is a usage error', (text) => {
+    const e = errorOf(() => parseListenAddress(text));
+    expect([e.category, e.code]).toEqual(['usage', 'invalid_config']);
+  });
+
+  it.each([
+    ['24h', 86400],
+    ['90m', 5400],
+    ['1h30m', 5400],
+    ['3600s', 3600],
+    ['2d', 172800],
+    ['3600', 3600],
+    [60, 60],
+  ])('duration %s = %d s', (text, seconds) => {
+    expect(parseDuration(text, 'auth.token_ttl')).toBe(seconds);
+  });
+
+  it.each(['', '0', '0s', '1x', 'h', '-5m', '5 m'])('duration %j is rejected', (text) => {
+    expect(errorOf(() => parseDuration(text, 'auth.token_ttl')).message).toMatch(
+      /auth.token_ttl must be a duration/,
+    );
+  });
+
+  it.each([
+    ['on', true],
+    ['OFF', false],
+    ['true', true],
+    ['0', false],
+  ])('switch %s', (text, value) => {
+    expect(parseSwitch(text, 'db.rls')).toBe(value);
+  });
+});
+
+describe('loadConfig', () => {
+  it('has the defaults of SPEC §1', () => {
+    expect(load({})).toEqual({
+      addr: { host: undefined, port: 3000 },
+      db: { url: 'sqlite://./rest.db', rls: false },
+      auth: { enabled: false, secret: null, tokenTtlSeconds: 86400 },
+      cors: { enabled: false, origins: [] },
+    });
+  });
+
+  it('turns rls on by default for PostgreSQL only', () => {
+    expect(load({ flags: { 'db.url': 'postgres://h/db' } }).db.rls).toBe(true);
+    expect(load({ flags: { 'db.url': 'postgresql://h/db', 'db.rls': 'off' } }).db.rls).toBe(false);
+    expect(load({ flags: { 'db.url': 'mysql://h/db' } }).db.rls).toBe(false);
+  });
+
+  it('refuses rls on for other databases', () => {
+    expect(errorOf(() => load({ env: { REST_DB_RLS: 'on' } })).message).toMatch(/db.rls on needs PostgreSQL/);
+  });
+
+  it('takes flag > env > file > default for every setting', () => {
+    const yml = [
+      'addr: "127.0.0.1:1111"',
+      'db: {url: "sqlite://file.db", rls: off}',
+      `auth: {secret: "${'f'.repeat(40)}", token_ttl: 60}`,
+      'cors: {enabled: true, origins: ["https://a.example"]}',
+    ].join('\n');
+    const readFile = files({ 'rest.yml': yml });
+    const fileOnly = load({ flags: { config: 'rest.yml' }, readFile });
+    expect(fileOnly).toEqual({
+      addr: { host: '127.0.0.1', port: 1111 },
+      db: { url: 'sqlite://file.db', rls: false },
+      auth: { enabled: true, secret: 'f'.repeat(40), tokenTtlSeconds: 60 },
+      cors: { enabled: true, origins: ['https://a.example'] },
+    });
+    const env = {
+      REST_CONFIG: 'rest.yml',
+      REST_ADDR: ':2222',
+      REST_DB_URL: 'sqlite://env.db',
+      REST_AUTH_SECRET: 'e'.repeat(32),
+      REST_AUTH_TOKEN_TTL: '2m',
+    };
+    const envWins = load({ env, readFile });
+    expect([envWins.addr.port, envWins.db.url, envWins.auth.secret, envWins.auth.tokenTtlSeconds]).toEqual([
+      2222,
+      'sqlite://env.db',
+      'e'.repeat(32),
+      120,
+    ]);
+    const flags = {
+      addr: ':3333',
+      'db.url': 'sqlite://flag.db',
+      'auth.secret': SECRET,
+      'auth.token_ttl': '3s',
+    };
+    const flagWins = load({ flags, env, readFile });
+    expect([
+      flagWins.addr.port,
+      flagWins.db.url,
+      flagWins.auth.secret,
+      flagWins.auth.tokenTtlSeconds,
+    ]).toEqual([3333, 'sqlite://flag.db', SECRET, 3]);
+  });
+
+  it('reads the config path from REST_CONFIG, a flag overriding it', () => {
+    const readFile = files({ 'a.yml': 'addr: ":1"', 'b.yml': 'addr: ":2"' });
+    expect(load({ env: { REST_CONFIG: 'a.yml' }, readFile }).addr.port).toBe(1);
+    expect(load({ flags: { config: 'b.yml' }, env: { REST_CONFIG: 'a.yml' }, readFile }).addr.port).toBe(2);
+  });
+
+  it('treats an empty environment variable as unset', () => {
+    expect(load({ env: { REST_AUTH_SECRET: '', REST_ADDR: '' } }).auth.enabled).toBe(false);
+  });
+
+  it('refuses a secret under 32 bytes, counting bytes not characters, without echoing it', () => {
+    const e = errorOf(() => load({ flags: { 'auth.secret': 'short-secret' } }));
+    expect([e.category, e.code]).toEqual(['usage', 'weak_secret']);
+    expect(e.message).not.toContain('short-secret');
+    expect(load({ flags: { 'auth.secret': 'é'.repeat(16) } }).auth.enabled).toBe(true);
+    expect(errorOf(() => load({ flags: { 'auth.secret': 'é'.repeat(15) + 'x' } })).code).toBe('weak_secret');
+  });
+
+  it('rejects a contradictory auth.enabled', () => {
+    const on = files({ 'c.yml': 'auth: {enabled: true}' });
+    expect(errorOf(() => load({ flags: { config: 'c.yml' }, readFile: on })).message).toMatch(
+      /no auth.secret/,
+    );
+    const off = files({ 'c.yml': 'auth: {enabled: false}' });
+    expect(
+      errorOf(() => load({ flags: { config: 'c.yml', 'auth.secret': SECRET }, readFile: off })).message,
+    ).toMatch(/auth.enabled is false/);
+  });
+
+  it.each([
+    ['a missing file', undefined, /config file c.yml: no such file/],
+    ['broken YAML', 'db: {url: [', /config file c.yml: invalid YAML at line \d+, column \d+/],
+    ['an unknown key', 'db: {ulr: x}', /unknown setting db.ulr/],
+    ['a wrong type', 'cors: {origins: "x"}', /cors.origins must be a list of strings/],
+    ['a wrong nested type', 'auth: 5', /auth must be a mapping/],
+    ['a list document', '- a', /the document must be a mapping/],
+  ])('reports %s in one line', (_name, text, message) => {
+    const readFile = files(text === undefined ? {} : { 'c.yml': text });
+    const e = errorOf(() => load({ flags: { config: 'c.yml' }, readFile }));
+    expect(e.category).toBe('usage');
+    expect(e.message).toMatch(message);
+    expect(e.message).not.toContain('\n');
+  });
+
+  it('accepts an empty file and empty keys', () => {
+    expect(parseConfigFile('', 'e.yml')).toEqual({});
+    expect(parseConfigFile('db:\n  url:\n', 'e.yml')).toEqual({ db: {} });
+  });
+});
