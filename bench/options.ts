@@ -1,0 +1,105 @@
+// Command-line options of `npm run bench`: the full profile, the few-second `--smoke` profile,
+// and overrides of each knob.
+
+import { parseArgs } from 'node:util';
+import { FULL_DATA, SMOKE_DATA, type DataShape } from './generate-data.js';
+
+export interface BenchOptions {
+  readonly mode: 'full' | 'smoke';
+  readonly pgAdminUrl: string;
+  readonly data: DataShape;
+  readonly connections: number;
+  readonly rounds: number;
+  readonly writeRounds: number;
+  readonly roundSeconds: number;
+  readonly warmupSeconds: number;
+  readonly loginSeconds: number;
+  readonly loginUsers: number;
+  readonly loginConnections: number;
+  readonly publicReadConnections: number;
+  /** Requests counted by the round-trip proxy per contender and workload. */
+  readonly roundTripRequests: number;
+  readonly readyTimeoutMs: number;
+  /** Where BENCHMARKS.md, chart.svg and results.json go; undefined = the repo's own files. */
+  readonly outDir: string | undefined;
+  readonly restCli: string | undefined;
+  readonly runCompilerBench: boolean;
+  /** The arguments as given, for the report's exact command. */
+  readonly argv: readonly string[];
+}
+
+export const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The issue's protocol: what a run must use to count as a full run. */
+export const FULL_PROFILE = {
+  rounds: 5,
+  writeRounds: 3,
+  roundSeconds: 10,
+  warmupSeconds: 5,
+  loginSeconds: 10,
+} as const;
+
+/** True when a run used at least the full protocol's rows, rounds and seconds. */
+export function isFullProtocol(
+  config: { readonly rows: number } & Readonly<Record<keyof typeof FULL_PROFILE, number>>,
+): boolean {
+  return (
+    config.rows >= FULL_DATA.rows &&
+    (Object.keys(FULL_PROFILE) as (keyof typeof FULL_PROFILE)[]).every((k) => config[k] >= FULL_PROFILE[k])
+  );
+}
+
+const USAGE = `usage: npm run bench -- [--smoke] [--pg-url <url>] [--rounds <n>] [--write-rounds <n>]
+       [--duration <s>] [--warmup <s>] [--login-duration <s>] [--connections <n>] [--out <dir>] [--rest-cli <path>]`;
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new Error(`--${name} must be a positive number, got ${JSON.stringify(value)}\n${USAGE}`);
+  return n;
+}
+
+export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      smoke: { type: 'boolean', default: false },
+      'pg-url': { type: 'string' },
+      rounds: { type: 'string' },
+      'write-rounds': { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      'login-duration': { type: 'string' },
+      connections: { type: 'string' },
+      out: { type: 'string' },
+      'rest-cli': { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) throw new Error(USAGE);
+  const smoke = values.smoke;
+  return {
+    mode: smoke ? 'smoke' : 'full',
+    pgAdminUrl: values['pg-url'] ?? env['REST_TEST_PG_URL'] ?? DEFAULT_PG_URL,
+    data: smoke ? SMOKE_DATA : FULL_DATA,
+    connections: Math.round(positive('connections', values.connections, 32)),
+    rounds: Math.round(positive('rounds', values.rounds, smoke ? 1 : FULL_PROFILE.rounds)),
+    writeRounds: Math.round(
+      positive('write-rounds', values['write-rounds'], smoke ? 1 : FULL_PROFILE.writeRounds),
+    ),
+    roundSeconds: positive('duration', values.duration, smoke ? 1 : FULL_PROFILE.roundSeconds),
+    warmupSeconds: positive('warmup', values.warmup, smoke ? 0.5 : FULL_PROFILE.warmupSeconds),
+    loginSeconds: positive('login-duration', values['login-duration'], smoke ? 2 : FULL_PROFILE.loginSeconds),
+    loginUsers: smoke ? 4 : 32,
+    loginConnections: 8,
+    publicReadConnections: 4,
+    roundTripRequests: smoke ? 40 : 400,
+    readyTimeoutMs: 30_000,
+    outDir: values.out,
+    restCli: values['rest-cli'],
+    runCompilerBench: !smoke,
+    argv,
+  };
+}

@@ -1,0 +1,166 @@
+// The shape of a bench run's results (written as results.json; BENCHMARKS.md and the chart
+// are rendered from it) and the small statistics over rounds.
+
+export const CONTENDER_IDS = ['baseline', 'rest-pg-portable', 'rest-pg-rls', 'rest-sqlite'] as const;
+export type ContenderId = (typeof CONTENDER_IDS)[number];
+
+export interface RoundSample {
+  readonly round: number;
+  readonly rps: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** Server process CPU (utime+stime) per response; null when /proc was not readable. */
+  readonly cpuUsPerRequest: number | null;
+  /** CPU of the PostgreSQL backends of the bench database per response; null for SQLite or unreadable. */
+  readonly dbCpuUsPerRequest: number | null;
+  readonly responses: number;
+  readonly non2xx: number;
+  readonly errors: number;
+}
+
+export interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+export interface Summary {
+  readonly rps: Spread;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly cpuUsPerRequest: number | null;
+  readonly dbCpuUsPerRequest: number | null;
+}
+
+/** Round trips counted by the proxy (bench/pg-proxy.ts) over `requests` requests after a warm-up. */
+export interface RoundTrips {
+  readonly requests: number;
+  readonly flightsPerRequest: number;
+  readonly messagesPerRequest: number;
+  readonly syncsPerRequest: number;
+  readonly queriesPerRequest: number;
+  readonly newConnections: number;
+}
+
+export type Measured<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+
+export interface ScenarioRow {
+  readonly contender: ContenderId;
+  readonly label: string;
+  /** ok: every round completed with only 2xx answers; otherwise the reason, with the rounds done so far. */
+  readonly outcome: Measured<Summary>;
+  readonly rounds: readonly RoundSample[];
+  /** Per-round ratios to the baseline (reads only): req/s and p99. */
+  readonly vsBaseline: { readonly rps: Spread; readonly p99: Spread } | null;
+  readonly roundTrips: Measured<RoundTrips> | null;
+}
+
+export interface LoginResult {
+  readonly contender: ContenderId;
+  readonly users: number;
+  readonly loginConnections: number;
+  readonly readConnections: number;
+  readonly outcome: Measured<{
+    readonly loginsPerSecond: number;
+    readonly loginP50Ms: number;
+    readonly loginP99Ms: number;
+    readonly cpuUsPerLogin: number | null;
+    readonly readAlone: { readonly rps: number; readonly p50Ms: number; readonly p99Ms: number };
+    readonly readDuringLogins: { readonly rps: number; readonly p50Ms: number; readonly p99Ms: number };
+  }>;
+}
+
+export interface ContenderReport {
+  readonly id: ContenderId;
+  readonly label: string;
+  readonly description: string;
+  /** Why it could not start or answered wrongly before timing; null when its probes passed. */
+  readonly failure: string | null;
+  readonly readProbe: Measured<{ readonly checks: number }>;
+  readonly peakRssBytes: number | null;
+}
+
+export interface TargetCheck {
+  readonly target: string;
+  readonly measured: string;
+  readonly met: boolean;
+}
+
+export interface BenchReport {
+  readonly version: 1;
+  readonly mode: 'full' | 'smoke';
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly command: string;
+  readonly machine: {
+    readonly cpus: string;
+    readonly cores: number;
+    readonly memoryGiB: number;
+    readonly os: string;
+    readonly node: string;
+    readonly postgres: string;
+    readonly sqlite: string;
+    readonly restCommit: string;
+    readonly loadAverageAtStart: number;
+    readonly loadAverageAtEnd: number;
+  };
+  readonly config: {
+    readonly rows: number;
+    readonly users: number;
+    readonly connections: number;
+    readonly rounds: number;
+    readonly writeRounds: number;
+    readonly roundSeconds: number;
+    readonly warmupSeconds: number;
+    readonly loginSeconds: number;
+  };
+  readonly database: { readonly name: string; readonly dropped: boolean };
+  readonly contenders: readonly ContenderReport[];
+  readonly read: readonly ScenarioRow[];
+  readonly write: readonly ScenarioRow[];
+  readonly login: LoginResult;
+  readonly targets: readonly TargetCheck[];
+  readonly compilerBench: Measured<string>;
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] ?? Number.NaN)
+    : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+export function spread(values: readonly number[]): Spread {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+}
+
+export function medianOrNull(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length === values.length && known.length > 0 ? median(known) : null;
+}
+
+export function summarize(rounds: readonly RoundSample[]): Summary {
+  return {
+    rps: spread(rounds.map((r) => r.rps)),
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    p99Ms: median(rounds.map((r) => r.p99Ms)),
+    cpuUsPerRequest: medianOrNull(rounds.map((r) => r.cpuUsPerRequest)),
+    dbCpuUsPerRequest: medianOrNull(rounds.map((r) => r.dbCpuUsPerRequest)),
+  };
+}
+
+/** Ratios of `rounds` to `reference` round by round (same round = same machine state). */
+export function ratiosByRound(
+  rounds: readonly RoundSample[],
+  reference: readonly RoundSample[],
+  pick: (r: RoundSample) => number,
+): Spread | null {
+  const ratios = rounds.flatMap((r) => {
+    const ref = reference.find((x) => x.round === r.round);
+    return ref === undefined || pick(ref) === 0 ? [] : [pick(r) / pick(ref)];
+  });
+  return ratios.length === 0 ? null : spread(ratios);
+}

@@ -1,0 +1,691 @@
+// `npm run bench`: generates the data, starts every contender as a real server, probes each for
+// correctness, counts round trips, then times interleaved rounds (reads, writes, logins) with the
+// load driver in its own process, and writes BENCHMARKS.md, the chart and results.json.
+
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { renderChart } from './chart.js';
+import { contenderSpecs, type ContenderSpec } from './contenders.js';
+import { startDriver, type Driver } from './driver-client.js';
+import type { LoadRequest, LoadResult } from './driver-protocol.js';
+import { generateBenchData, seededRandom, type BenchData } from './generate-data.js';
+import { isFullProtocol, parseBenchOptions, type BenchOptions } from './options.js';
+import { backendCpuDelta, openPgBackendMeter, type PgBackendMeter } from './pg-backends.js';
+import { probeLogin, probeReads, probeWrites } from './probe.js';
+import { cpuMicros, peakRssBytes } from './proc-stats.js';
+import {
+  ratiosByRound,
+  summarize,
+  type BenchReport,
+  type ContenderReport,
+  type LoginResult,
+  type Measured,
+  type RoundSample,
+  type RoundTrips,
+  type ScenarioRow,
+} from './report-model.js';
+import { renderMarkdown } from './report-markdown.js';
+import { countRoundTrips } from './round-trips.js';
+import { freePort, oneLine, startServer, type ServerProcess } from './server-process.js';
+import { evaluateTargets } from './targets.js';
+import {
+  loginRequests,
+  mintToken,
+  mintTokens,
+  PUBLIC_READ,
+  readRequests,
+  send,
+  writeRequests,
+  type Credentials,
+  type UserToken,
+} from './workloads.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '..', '..');
+
+interface ContenderState {
+  readonly spec: ContenderSpec;
+  server: ServerProcess | undefined;
+  /** Start, setup or probe failure: the contender is left out of every workload. */
+  failure: string | undefined;
+  readProbe: Measured<{ readonly checks: number }>;
+  readFailure: string | undefined;
+  writeFailure: string | undefined;
+  readonly readRounds: RoundSample[];
+  readonly writeRounds: RoundSample[];
+  roundTrips: { read: Measured<RoundTrips> | null; write: Measured<RoundTrips> | null };
+  peakRss: number | null;
+}
+
+const errorText = (e: unknown): string => oneLine(e instanceof Error ? e.message : String(e), 400);
+const log = (line: string): void => console.log(line);
+const fmt = (v: number, digits = 0): string =>
+  v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const isUsable = (c: ContenderState): c is ContenderState & { server: ServerProcess } =>
+  c.failure === undefined && c.server !== undefined && c.server.isRunning();
+
+/** Cleanup steps run once, in reverse order, on success, failure or Ctrl-C; late steps run at once. */
+class Cleanup {
+  readonly #steps: { readonly what: string; readonly run: () => Promise<void> }[] = [];
+  #running: Promise<void> | undefined;
+
+  add(what: string, run: () => Promise<void>): void {
+    const step = { what, run };
+    if (this.#running === undefined) this.#steps.push(step);
+    else this.#running = this.#running.then(() => Cleanup.#run(step));
+  }
+
+  /** Every caller waits for the same run, so nobody exits while the database is being dropped. */
+  runAll(): Promise<void> {
+    this.#running ??= (async () => {
+      for (const step of [...this.#steps].reverse()) await Cleanup.#run(step);
+    })();
+    return this.#running;
+  }
+
+  static async #run(step: { readonly what: string; readonly run: () => Promise<void> }): Promise<void> {
+    await step.run().catch((e: unknown) => console.error(`cleanup: ${step.what} failed: ${errorText(e)}`));
+  }
+}
+
+/** A contender that cannot be measured is stopped at once and reported with the reason. */
+async function markFailed(c: ContenderState, reason: string): Promise<void> {
+  c.failure = reason;
+  log(`FAILED   ${c.spec.label}: ${reason}`);
+  await c.server?.stop();
+}
+
+async function startContender(
+  c: ContenderState,
+  dbUrl: string,
+  options: BenchOptions,
+  cleanup: Cleanup,
+): Promise<void> {
+  try {
+    const server = await startServer(c.spec.command(dbUrl, await freePort()), options.readyTimeoutMs);
+    c.server = server;
+    cleanup.add(`stopping ${c.spec.label}`, () => server.stop());
+    log(`started  ${c.spec.label} (pid ${server.pid}) at ${server.baseUrl}`);
+  } catch (e) {
+    await markFailed(c, errorText(e));
+  }
+}
+
+/** POST /auth/setup (SPEC §3.1): creates the auth tables and the default policies. */
+async function setupAuth(c: ContenderState): Promise<boolean> {
+  if (!isUsable(c)) return false;
+  let reason: string;
+  try {
+    const answer = await send(c.server.baseUrl, { method: 'POST', path: '/auth/setup', headers: {} });
+    if (answer.status === 201) return true;
+    reason = `auth setup: POST /auth/setup answered ${answer.status}`;
+  } catch (e) {
+    reason = `auth setup: ${errorText(e)}`;
+  }
+  await markFailed(c, reason);
+  return false;
+}
+
+async function registerUsers(baseUrl: string, users: readonly Credentials[]): Promise<string | undefined> {
+  for (let i = 0; i < users.length; i += 4) {
+    const answers = await Promise.all(
+      users.slice(i, i + 4).map((u) =>
+        send(baseUrl, {
+          method: 'POST',
+          path: '/auth/register',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(u),
+        }),
+      ),
+    );
+    const bad = answers.find((a) => a.status !== 201);
+    if (bad !== undefined) return `registering login users: POST /auth/register answered ${bad.status}`;
+  }
+  return undefined;
+}
+
+interface Timed {
+  readonly result: LoadResult;
+  readonly cpuUsPerRequest: number | null;
+  readonly dbCpuUsPerRequest: number | null;
+}
+
+function badAnswers(result: LoadResult): string | undefined {
+  if (result.responses === 0) {
+    return `no response completed within the ${result.durationSeconds} s window (${result.errors} connection errors)`;
+  }
+  if (result.non2xx === 0 && result.errors === 0) return undefined;
+  const statuses = Object.entries(result.statusCounts)
+    .filter(([code]) => !code.startsWith('2'))
+    .map(([code, n]) => `${n}× ${code}`)
+    .join(', ');
+  return `${result.non2xx} of ${result.responses} responses were not 2xx (${statuses || 'none'}), ${result.errors} connection errors`;
+}
+
+async function timed(
+  driver: Driver,
+  c: ContenderState & { server: ServerProcess },
+  meter: PgBackendMeter | undefined,
+  requests: readonly LoadRequest[],
+  seconds: number,
+  connections: number,
+): Promise<Timed> {
+  const pid = c.server.pid;
+  const usesPg = c.spec.database === 'postgres' && meter !== undefined;
+  const db0 = usesPg ? await meter.sample() : undefined;
+  const cpu0 = cpuMicros(pid);
+  const [result] = await driver.run([
+    { label: c.spec.id, baseUrl: c.server.baseUrl, connections, durationSeconds: seconds, requests },
+  ]);
+  const cpu1 = cpuMicros(pid);
+  const db1 = usesPg ? await meter.sample() : undefined;
+  if (result === undefined) throw new Error('the load driver returned no result');
+  const per = (micros: number | undefined): number | null =>
+    micros === undefined || result.responses === 0 ? null : micros / result.responses;
+  return {
+    result,
+    cpuUsPerRequest: cpu0 === undefined || cpu1 === undefined ? null : per(cpu1 - cpu0),
+    dbCpuUsPerRequest: db0 === undefined || db1 === undefined ? null : per(backendCpuDelta(db0, db1)),
+  };
+}
+
+const sample = (round: number, t: Timed): RoundSample => ({
+  round,
+  rps: t.result.rps,
+  p50Ms: t.result.latencyMs.p50,
+  p99Ms: t.result.latencyMs.p99,
+  cpuUsPerRequest: t.cpuUsPerRequest,
+  dbCpuUsPerRequest: t.dbCpuUsPerRequest,
+  responses: t.result.responses,
+  non2xx: t.result.non2xx,
+  errors: t.result.errors,
+});
+
+function progressLine(
+  phase: string,
+  round: number,
+  rounds: number,
+  c: ContenderState,
+  s: RoundSample,
+  vs?: RoundSample,
+): string {
+  const parts = [
+    `[${phase}] round ${round}/${rounds}`,
+    c.spec.label.padEnd(24),
+    `${fmt(s.rps).padStart(8)} req/s`,
+    `p50 ${s.p50Ms.toFixed(2)} ms`,
+    `p99 ${s.p99Ms.toFixed(2)} ms`,
+    `cpu ${s.cpuUsPerRequest === null ? '–' : fmt(s.cpuUsPerRequest)} µs/req`,
+  ];
+  if (s.dbCpuUsPerRequest !== null) parts.push(`pg ${fmt(s.dbCpuUsPerRequest)} µs/req`);
+  if (vs !== undefined && vs !== s && vs.rps > 0) parts.push(`${(s.rps / vs.rps).toFixed(2)}× baseline`);
+  if (s.non2xx + s.errors > 0) parts.push(`${s.non2xx + s.errors} bad answers`);
+  return parts.join('  ');
+}
+
+/** Warm-up for each contender, then rounds A B C … A B C …; a bad answer takes a contender out. */
+async function runPhase(
+  phase: 'read' | 'write',
+  contenders: readonly ContenderState[],
+  requests: readonly LoadRequest[],
+  rounds: number,
+  options: BenchOptions,
+  driver: Driver,
+  meter: PgBackendMeter | undefined,
+): Promise<void> {
+  const failureKey = phase === 'read' ? 'readFailure' : 'writeFailure';
+  const samples = (c: ContenderState): RoundSample[] => (phase === 'read' ? c.readRounds : c.writeRounds);
+  const active = (): (ContenderState & { server: ServerProcess })[] =>
+    contenders.filter(
+      (c): c is ContenderState & { server: ServerProcess } => isUsable(c) && c[failureKey] === undefined,
+    );
+  const fail = (c: ContenderState, reason: string): void => {
+    c[failureKey] = reason;
+    log(`FAILED   [${phase}] ${c.spec.label}: ${reason}`);
+  };
+
+  for (const c of active()) {
+    try {
+      const warm = await timed(driver, c, meter, requests, options.warmupSeconds, options.connections);
+      const bad = badAnswers(warm.result);
+      if (bad !== undefined) fail(c, `warm-up: ${bad}`);
+      else log(`[${phase}] warm-up  ${c.spec.label.padEnd(24)}  ${fmt(warm.result.rps).padStart(8)} req/s`);
+    } catch (e) {
+      fail(c, `warm-up: ${errorText(e)}`);
+    }
+  }
+  for (let round = 1; round <= rounds; round++) {
+    const byContender = new Map<string, RoundSample>();
+    for (const c of active()) {
+      try {
+        const t = await timed(driver, c, meter, requests, options.roundSeconds, options.connections);
+        const s = sample(round, t);
+        samples(c).push(s);
+        byContender.set(c.spec.id, s);
+        log(
+          progressLine(
+            phase,
+            round,
+            rounds,
+            c,
+            s,
+            phase === 'read' ? byContender.get('baseline') : undefined,
+          ),
+        );
+        const bad = badAnswers(t.result);
+        if (bad !== undefined) fail(c, `round ${round}: ${bad}`);
+        if (!c.server.isRunning()) fail(c, `round ${round}: the server exited: ${c.server.outputTail(4)}`);
+      } catch (e) {
+        fail(c, `round ${round}: ${errorText(e)}`);
+      }
+    }
+  }
+}
+
+async function runLogin(
+  c: ContenderState,
+  users: readonly Credentials[],
+  registerFailure: string | undefined,
+  options: BenchOptions,
+  driver: Driver,
+): Promise<LoginResult> {
+  const base = {
+    contender: c.spec.id,
+    users: users.length,
+    loginConnections: options.loginConnections,
+    readConnections: options.publicReadConnections,
+  };
+  const failed = (reason: string): LoginResult => {
+    log(`FAILED   [login] ${c.spec.label}: ${reason}`);
+    return { ...base, outcome: { ok: false, reason } };
+  };
+  if (!isUsable(c))
+    return failed(`${c.spec.label} is not running${c.failure === undefined ? '' : `: ${c.failure}`}`);
+  if (registerFailure !== undefined) return failed(registerFailure);
+  const first = users[0];
+  if (first === undefined) return failed('no login users');
+  const probe = await probeLogin(c.server.baseUrl, first);
+  if (!probe.ok) return failed(probe.reason);
+
+  const publicRead = {
+    label: 'public read',
+    baseUrl: c.server.baseUrl,
+    connections: options.publicReadConnections,
+    durationSeconds: options.loginSeconds,
+    requests: PUBLIC_READ,
+  };
+  try {
+    const [alone] = await driver.run([publicRead]);
+    const cpu0 = cpuMicros(c.server.pid);
+    const [logins, during] = await driver.run([
+      {
+        ...publicRead,
+        label: 'logins',
+        connections: options.loginConnections,
+        requests: loginRequests(users),
+      },
+      publicRead,
+    ]);
+    const cpu1 = cpuMicros(c.server.pid);
+    if (alone === undefined || logins === undefined || during === undefined)
+      return failed('the load driver returned no result');
+    const bad = badAnswers(logins) ?? badAnswers(alone) ?? badAnswers(during);
+    if (bad !== undefined) return failed(bad);
+    const read = (r: LoadResult) => ({ rps: r.rps, p50Ms: r.latencyMs.p50, p99Ms: r.latencyMs.p99 });
+    const value = {
+      loginsPerSecond: logins.rps,
+      loginP50Ms: logins.latencyMs.p50,
+      loginP99Ms: logins.latencyMs.p99,
+      // The public reads ran in the same window: their (small) CPU is included.
+      cpuUsPerLogin: cpu0 === undefined || cpu1 === undefined ? null : (cpu1 - cpu0) / logins.responses,
+      readAlone: read(alone),
+      readDuringLogins: read(during),
+    };
+    log(
+      `[login] ${c.spec.label}: ${fmt(value.loginsPerSecond, 1)} logins/s, login p99 ${value.loginP99Ms.toFixed(1)} ms; ` +
+        `public read p99 ${value.readAlone.p99Ms.toFixed(2)} ms alone, ${value.readDuringLogins.p99Ms.toFixed(2)} ms during logins`,
+    );
+    return { ...base, outcome: { ok: true, value } };
+  } catch (e) {
+    return failed(errorText(e));
+  }
+}
+
+function scenarioRow(
+  c: ContenderState,
+  phase: 'read' | 'write',
+  baseline: ContenderState | undefined,
+): ScenarioRow {
+  const rounds = phase === 'read' ? c.readRounds : c.writeRounds;
+  const failure = c.failure ?? (phase === 'read' ? c.readFailure : (c.readFailure ?? c.writeFailure));
+  const reference = baseline?.readRounds ?? [];
+  return {
+    contender: c.spec.id,
+    label: c.spec.label,
+    outcome:
+      failure !== undefined
+        ? { ok: false, reason: failure }
+        : rounds.length === 0
+          ? { ok: false, reason: 'no round completed' }
+          : { ok: true, value: summarize(rounds) },
+    rounds,
+    vsBaseline:
+      phase === 'read' && reference.length > 0 && rounds.length > 0
+        ? (() => {
+            const rps = ratiosByRound(rounds, reference, (r) => r.rps);
+            const p99 = ratiosByRound(rounds, reference, (r) => r.p99Ms);
+            return rps === null || p99 === null ? null : { rps, p99 };
+          })()
+        : null,
+    roundTrips: phase === 'read' ? c.roundTrips.read : c.roundTrips.write,
+  };
+}
+
+function compilerBench(options: BenchOptions): Promise<Measured<string>> {
+  if (!options.runCompilerBench) return Promise.resolve({ ok: false, reason: 'not run in smoke mode' });
+  const script = join(here, 'compiler-bench.js');
+  if (!existsSync(script))
+    return Promise.resolve({ ok: false, reason: `${relative(repoRoot, script)} does not exist` });
+  log('running the policy compiler micro-benchmark (npm run bench:compiler)');
+  return new Promise((resolve) => {
+    execFile(process.execPath, [script], { timeout: 300_000, maxBuffer: 4 * 1024 * 1024 }, (err, stdout) => {
+      resolve(err ? { ok: false, reason: `it failed: ${errorText(err)}` } : { ok: true, value: stdout });
+    });
+  });
+}
+
+async function machineInfo(pgUrl: string): Promise<Omit<BenchReport['machine'], 'loadAverageAtEnd'>> {
+  const cpuList = cpus();
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  const { rows } = await client
+    .query<{ server_version: string }>('SHOW server_version')
+    .finally(() => client.end());
+  const memory = new Database(':memory:');
+  const sqlite = (memory.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+  memory.close();
+  let restCommit = 'unknown';
+  try {
+    restCommit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    // Not a git checkout (e.g. an installed package): the commit stays unknown.
+  }
+  return {
+    cpus: cpuList[0]?.model.trim() ?? 'unknown',
+    cores: cpuList.length,
+    memoryGiB: totalmem() / 2 ** 30,
+    os: `${type()} ${release()}`,
+    node: process.version,
+    postgres: rows[0]?.server_version ?? 'unknown',
+    sqlite,
+    restCommit,
+    loadAverageAtStart: loadavg()[0] ?? 0,
+  };
+}
+
+/** The report shows the exact command, but never a password given in a database URL. */
+function withoutPassword(arg: string): string {
+  try {
+    const url = new URL(arg);
+    if (url.password === '') return arg;
+    url.password = '***';
+    return url.toString();
+  } catch {
+    return arg;
+  }
+}
+
+interface OutputPaths {
+  readonly markdown: string;
+  readonly chart: string;
+  readonly json: string;
+}
+
+function outputPaths(options: BenchOptions): OutputPaths {
+  const dir =
+    options.outDir ??
+    (options.mode === 'smoke' ? mkdtempSync(join(tmpdir(), 'rest-bench-smoke-')) : undefined);
+  if (dir === undefined) {
+    return {
+      markdown: join(repoRoot, 'BENCHMARKS.md'),
+      chart: join(repoRoot, 'bench', 'chart.svg'),
+      json: join(repoRoot, 'bench', 'results.json'),
+    };
+  }
+  mkdirSync(dir, { recursive: true });
+  return {
+    markdown: join(dir, 'BENCHMARKS.md'),
+    chart: join(dir, 'chart.svg'),
+    json: join(dir, 'results.json'),
+  };
+}
+
+async function main(): Promise<number> {
+  const options = parseBenchOptions(process.argv.slice(2), process.env);
+  const startedAt = new Date().toISOString();
+  const paths = outputPaths(options);
+  const cleanup = new Cleanup();
+  const onSignal = (): void => {
+    log('interrupted: stopping servers and dropping the bench database');
+    void cleanup.runAll().then(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+
+  const workDir = mkdtempSync(join(tmpdir(), 'rest-bench-'));
+  cleanup.add('removing the work directory', async () => rmSync(workDir, { recursive: true, force: true }));
+  const secret = randomBytes(32).toString('hex');
+  const restCli = resolve(options.restCli ?? join(repoRoot, 'dist', 'cli', 'main.js'));
+  const specs = contenderSpecs({ baselineScript: join(here, 'baseline-server.js'), restCli, secret });
+  const states: ContenderState[] = specs.map((spec) => ({
+    spec,
+    server: undefined,
+    failure:
+      spec.id !== 'baseline' && !existsSync(restCli)
+        ? `${restCli} does not exist (run npm run build)`
+        : undefined,
+    readProbe: { ok: false, reason: 'not probed' },
+    readFailure: undefined,
+    writeFailure: undefined,
+    readRounds: [],
+    writeRounds: [],
+    roundTrips: { read: null, write: null },
+    peakRss: null,
+  }));
+  const stateOf = (id: ContenderSpec['id']): ContenderState => {
+    const state = states.find((s) => s.spec.id === id);
+    if (state === undefined) throw new Error(`no contender ${id}`);
+    return state;
+  };
+
+  log(
+    `rest bench (${options.mode}): ${options.data.rows.toLocaleString('en-US')} rows over ${options.data.users} users, ` +
+      `${options.rounds} read rounds and ${options.writeRounds} write rounds of ${options.roundSeconds} s, ${options.connections} connections`,
+  );
+  let data: BenchData | undefined;
+  let dropped = false;
+  try {
+    const t0 = performance.now();
+    data = await generateBenchData({ pgAdminUrl: options.pgAdminUrl, dir: workDir, shape: options.data });
+    const generated = data;
+    cleanup.add(`dropping database ${generated.pgDatabase}`, async () => {
+      await generated.drop();
+      dropped = true;
+    });
+    log(
+      `data: ${generated.pgDatabase} loaded in ${fmt(generated.loadMillis.postgres)} ms, SQLite in ${fmt(generated.loadMillis.sqlite)} ms ` +
+        `(${fmt(performance.now() - t0)} ms total)`,
+    );
+    const machine = await machineInfo(generated.pgUrl);
+
+    const userIds = Array.from({ length: options.data.users }, (_, i) => i + 1);
+    const tokens = await mintTokens(secret, userIds);
+    const tokenOf = (userId: number): UserToken => tokens[userId - 1] ?? { userId, token: '' };
+    const forged = await mintToken(randomBytes(32).toString('hex'), 1);
+    const reads = readRequests(tokens, seededRandom(11));
+    const writes = writeRequests(tokens, generated.firstIds, seededRandom(13));
+    const loginUsers: Credentials[] = Array.from({ length: options.loginUsers }, (_, i) => ({
+      username: `bench_user_${i + 1}`,
+      password: `bench-${randomBytes(9).toString('base64url')}`,
+    }));
+
+    const driver = await startDriver(join(here, 'driver.js'));
+    cleanup.add('stopping the load driver', () => driver.close());
+    const meter = await openPgBackendMeter(generated.pgUrl, generated.pgDatabase);
+    cleanup.add('closing the PostgreSQL meter', () => meter.close());
+
+    // Auth setup goes through the portable server first: the native one reads the policies on start.
+    const portable = stateOf('rest-pg-portable');
+    const native = stateOf('rest-pg-rls');
+    const sqlite = stateOf('rest-sqlite');
+    await Promise.all([
+      portable.failure === undefined
+        ? startContender(portable, generated.pgUrl, options, cleanup)
+        : undefined,
+      startContender(stateOf('baseline'), generated.pgUrl, options, cleanup),
+      sqlite.failure === undefined
+        ? startContender(sqlite, generated.sqliteUrl, options, cleanup)
+        : undefined,
+    ]);
+    const [pgSetupDone] = await Promise.all([setupAuth(portable), setupAuth(sqlite)]);
+    if (native.failure === undefined) await startContender(native, generated.pgUrl, options, cleanup);
+    if (!pgSetupDone) await setupAuth(native);
+    const registerFailure = isUsable(portable)
+      ? await registerUsers(portable.server.baseUrl, loginUsers)
+      : undefined;
+
+    const probeUsers = [1, Math.ceil(options.data.users / 2), options.data.users].map(tokenOf);
+    for (const c of states) {
+      if (!isUsable(c)) continue;
+      c.readProbe = await probeReads(c.server.baseUrl, probeUsers, forged, generated.firstIds);
+      if (!c.readProbe.ok) {
+        await markFailed(c, c.readProbe.reason);
+        continue;
+      }
+      log(`probe ok ${c.spec.label}: ${c.readProbe.value.checks} read checks`);
+      if (c.spec.writes) {
+        const w = await probeWrites(c.server.baseUrl, tokenOf(2), tokenOf(3), generated.firstIds);
+        if (w.ok) log(`probe ok ${c.spec.label}: ${w.value.checks} write checks`);
+        else {
+          c.writeFailure = w.reason;
+          log(`FAILED   [write] ${c.spec.label}: ${w.reason}`);
+        }
+      }
+    }
+
+    // Each counting instance has its own proxy, so they can run side by side (counts, not timings).
+    const counted = states.filter((c) => isUsable(c) && c.spec.database === 'postgres');
+    await Promise.all(
+      counted.map(async (c) => {
+        const workloads = [
+          { name: 'read', requests: reads },
+          ...(c.spec.writes && c.writeFailure === undefined ? [{ name: 'write', requests: writes }] : []),
+        ];
+        const trips = await countRoundTrips(
+          c.spec.command,
+          generated.pgUrl,
+          workloads,
+          options.roundTripRequests,
+          options.readyTimeoutMs,
+        );
+        c.roundTrips = { read: trips.get('read') ?? null, write: trips.get('write') ?? null };
+        const show = (m: Measured<RoundTrips> | null): string =>
+          m === null
+            ? '–'
+            : m.ok
+              ? `${m.value.flightsPerRequest.toFixed(2)} round trips, ${m.value.messagesPerRequest.toFixed(1)} messages`
+              : `not measured (${m.reason})`;
+        log(`trips    ${c.spec.label}: read ${show(c.roundTrips.read)}; write ${show(c.roundTrips.write)}`);
+      }),
+    );
+
+    await runPhase('read', states, reads, options.rounds, options, driver, meter);
+    await runPhase(
+      'write',
+      states.filter((c) => c.spec.writes && c.readFailure === undefined),
+      writes,
+      options.writeRounds,
+      options,
+      driver,
+      meter,
+    );
+    const login = await runLogin(portable, loginUsers, registerFailure, options, driver);
+
+    for (const c of states) {
+      if (c.server !== undefined && c.server.isRunning()) c.peakRss = peakRssBytes(c.server.pid) ?? null;
+    }
+    await cleanup.runAll();
+    const compiler = await compilerBench(options);
+
+    const baseline = stateOf('baseline');
+    const read = states.map((c) => scenarioRow(c, 'read', baseline));
+    const write = states.filter((c) => c.spec.writes).map((c) => scenarioRow(c, 'write', undefined));
+    const contenders: ContenderReport[] = states.map((c) => ({
+      id: c.spec.id,
+      label: c.spec.label,
+      description: c.spec.description,
+      failure: c.failure ?? null,
+      readProbe: c.readProbe,
+      peakRssBytes: c.peakRss,
+    }));
+    const args = options.argv.map(withoutPassword).join(' ');
+    const report: BenchReport = {
+      version: 1,
+      mode: options.mode,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      command: `npm run bench${args === '' ? '' : ` -- ${args}`}`,
+      machine: { ...machine, loadAverageAtEnd: loadavg()[0] ?? 0 },
+      config: {
+        rows: options.data.rows,
+        users: options.data.users,
+        connections: options.connections,
+        rounds: options.rounds,
+        writeRounds: options.writeRounds,
+        roundSeconds: options.roundSeconds,
+        warmupSeconds: options.warmupSeconds,
+        loginSeconds: options.loginSeconds,
+      },
+      database: { name: generated.pgDatabase, dropped },
+      contenders,
+      read,
+      write,
+      login,
+      targets: evaluateTargets(read, contenders, login),
+      compilerBench: compiler,
+    };
+    writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(
+      paths.chart,
+      renderChart(
+        read,
+        `${report.mode === 'smoke' ? 'smoke' : isFullProtocol(report.config) ? 'full' : 'shortened'} run of ${startedAt.slice(0, 10)}, ${options.rounds} rounds × ${options.roundSeconds} s, ${options.connections} connections; whiskers: min–max over rounds`,
+      ),
+    );
+    writeFileSync(paths.markdown, renderMarkdown(report, relative(dirname(paths.markdown), paths.chart)));
+
+    log('');
+    for (const t of report.targets) log(`${t.met ? 'met   ' : 'MISSED'}  ${t.target}: ${t.measured}`);
+    log(`\nwrote ${paths.markdown}, ${paths.chart} and ${paths.json}`);
+    return baseline.failure === undefined && baseline.readFailure === undefined ? 0 : 2;
+  } finally {
+    await cleanup.runAll();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(`bench failed: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  },
+);

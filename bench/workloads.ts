@@ -1,0 +1,117 @@
+// What the bench sends: tokens minted with the shared secret (SPEC §3.1 accepts external HS256
+// tokens carrying `user_id`) and the request lists of the read, write and login workloads.
+
+import { SignJWT } from 'jose';
+import type { LoadRequest } from './driver-protocol.js';
+import { PAGE_ROWS } from './generate-data.js';
+
+/** The read every contender answers: the caller's first PAGE_ROWS rows by id (the policy adds the owner filter). */
+export const READ_PATH = `/items?order=id.asc&page_size=${PAGE_ROWS}`;
+/** SPEC §3: the health check never needs a token — the "public read" of the login workload. */
+export const PUBLIC_READ: readonly LoadRequest[] = [{ method: 'GET', path: '/', headers: {} }];
+
+export interface UserToken {
+  readonly userId: number;
+  readonly token: string;
+}
+
+export interface Credentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+export async function mintToken(secret: string, userId: number, ttlSeconds = 6 * 3600): Promise<string> {
+  return new SignJWT({ user_id: userId })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+    .sign(new TextEncoder().encode(secret));
+}
+
+export async function mintTokens(secret: string, userIds: readonly number[]): Promise<readonly UserToken[]> {
+  return Promise.all(userIds.map(async (userId) => ({ userId, token: await mintToken(secret, userId) })));
+}
+
+export const bearer = (token: string): Readonly<Record<string, string>> => ({
+  authorization: `Bearer ${token}`,
+});
+
+const jsonHeaders = (token: string): Readonly<Record<string, string>> => ({
+  ...bearer(token),
+  'content-type': 'application/json',
+});
+
+/** Deterministic shuffle, so the 32 connections (which all start at index 0) drift apart over users. */
+export function shuffled<T>(items: readonly T[], random: () => number): readonly T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    const tmp = copy[i] as T;
+    copy[i] = copy[j] as T;
+    copy[j] = tmp;
+  }
+  return copy;
+}
+
+export function readRequests(tokens: readonly UserToken[], random: () => number): readonly LoadRequest[] {
+  return shuffled(tokens, random).map((t) => ({ method: 'GET', path: READ_PATH, headers: bearer(t.token) }));
+}
+
+/** POST a new row, then PUT one of the caller's own rows by key: 1:1, every user in turn. */
+export function writeRequests(
+  tokens: readonly UserToken[],
+  firstIds: ReadonlyMap<number, readonly number[]>,
+  random: () => number,
+): readonly LoadRequest[] {
+  return shuffled(tokens, random).flatMap((t, i): LoadRequest[] => {
+    const ids = firstIds.get(t.userId) ?? [];
+    const id = ids[i % Math.max(1, ids.length)];
+    if (id === undefined) return [];
+    return [
+      {
+        method: 'POST',
+        path: '/items',
+        headers: jsonHeaders(t.token),
+        body: JSON.stringify({ title: `written by the bench for ${t.userId}`, amount: i, done: false }),
+      },
+      {
+        method: 'PUT',
+        path: `/items/${id}`,
+        headers: jsonHeaders(t.token),
+        body: JSON.stringify({ title: `updated by the bench ${i}`, amount: i }),
+      },
+    ];
+  });
+}
+
+export function loginRequests(users: readonly Credentials[]): readonly LoadRequest[] {
+  return users.map((c) => ({
+    method: 'POST',
+    path: '/auth/login',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(c),
+  }));
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** One request outside the timed runs (probes, setup); the body is parsed as JSON when it is JSON. */
+export async function send(baseUrl: string, request: LoadRequest): Promise<Answer> {
+  const res = await fetch(`${baseUrl}${request.path}`, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body === undefined ? {} : { body: request.body }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: kept as text for the failure message.
+  }
+  return { status: res.status, body };
+}

@@ -1,0 +1,169 @@
+// The bench cannot rot: its smoke mode (the built `dist/bench/run.js --smoke`, what
+// `npm run bench -- --smoke` runs after building) completes, reports every contender with numbers
+// or a failure reason, proves the baseline answers correctly, and drops its database. The round
+// trips it reports are proven here too: the counting proxy against known client behaviour.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPgCountingProxy } from '../../bench/pg-proxy.js';
+import type { BenchReport, ScenarioRow } from '../../bench/report-model.js';
+import { CONTENDER_IDS } from '../../bench/report-model.js';
+import { requestRoleName } from '../../runtime/rls/request-role.js';
+import { isAvailable, skipReason, withPg } from '../support/databases.js';
+
+const root = resolve(import.meta.dirname, '..', '..');
+const runScript = join(root, 'dist', 'bench', 'run.js');
+const pgUrl = process.env['REST_TEST_PG_URL'] ?? '';
+
+interface Finished {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+let running: ChildProcess | undefined;
+
+function runSmoke(outDir: string): Promise<Finished> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [runScript, '--smoke', '--pg-url', pgUrl, '--out', outDir], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running = child;
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', fail);
+    child.once('exit', (code) => {
+      running = undefined;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+const hasNumbersOrReason = (row: ScenarioRow): boolean =>
+  row.outcome.ok
+    ? row.outcome.value.rps.median > 0 && row.outcome.value.p99Ms > 0 && row.rounds.length > 0
+    : row.outcome.reason.trim().length > 0;
+
+describe.skipIf(!isAvailable('postgres'))(
+  `bench smoke mode (${skipReason('postgres') ?? 'postgres'})`,
+  () => {
+    let outDir = '';
+    let finished: Finished | undefined;
+    let report: BenchReport | undefined;
+
+    beforeAll(() => {
+      outDir = mkdtempSync(join(tmpdir(), 'rest-bench-smoke-test-'));
+    });
+
+    afterAll(async () => {
+      // A timed-out run is interrupted like Ctrl-C, so the bench still drops its database.
+      const child = running;
+      if (child !== undefined) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGINT');
+        await exited;
+      }
+      if (outDir !== '') rmSync(outDir, { recursive: true, force: true });
+    }, 60_000);
+
+    it('completes with exit code 0 and writes the report, chart and results to the given directory', async () => {
+      expect(existsSync(runScript), `${runScript} is missing: run npm run build first`).toBe(true);
+      const started = Date.now();
+      finished = await runSmoke(outDir);
+      expect(finished.stderr).not.toMatch(/bench failed/);
+      expect(finished.code, `${finished.stdout}\n${finished.stderr}`).toBe(0);
+      // Seconds on an idle machine; the bound only catches a smoke mode that grew into a real run.
+      expect(Date.now() - started).toBeLessThan(150_000);
+      report = JSON.parse(readFileSync(join(outDir, 'results.json'), 'utf8')) as BenchReport;
+      expect(report.mode).toBe('smoke');
+      expect(readFileSync(join(outDir, 'chart.svg'), 'utf8')).toMatch(
+        /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/,
+      );
+      const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
+      for (const row of report.read) expect(markdown).toContain(`| ${row.label} |`);
+    }, 180_000);
+
+    it('prints a progress line per round and contender timed', () => {
+      expect(report).toBeDefined();
+      const timed = report?.read.filter((r) => r.rounds.length > 0) ?? [];
+      expect(timed.length).toBeGreaterThan(0);
+      for (const row of timed)
+        expect(finished?.stdout).toMatch(new RegExp(`\\[read\\] round 1/1\\s+${row.label}\\s+[\\d,]+ req/s`));
+    });
+
+    it('has a read row for every contender and a write row for every rest contender, each with numbers or a failure reason', () => {
+      expect(report?.read.map((r) => r.contender)).toEqual([...CONTENDER_IDS]);
+      expect(report?.write.map((r) => r.contender)).toEqual(CONTENDER_IDS.filter((id) => id !== 'baseline'));
+      for (const row of [...(report?.read ?? []), ...(report?.write ?? [])]) {
+        expect(hasNumbersOrReason(row), JSON.stringify(row.outcome)).toBe(true);
+      }
+      const login = report?.login.outcome;
+      expect(login?.ok ? login.value.loginsPerSecond > 0 : (login?.reason.length ?? 0) > 0).toBe(true);
+      for (const target of report?.targets ?? []) expect(target.measured.length).toBeGreaterThan(0);
+    });
+
+    it('passed the baseline correctness probe and timed it with only 2xx answers, in one round trip per request', () => {
+      const baseline = report?.contenders.find((c) => c.id === 'baseline');
+      expect(baseline?.failure).toBeNull();
+      expect(baseline?.readProbe.ok).toBe(true);
+      const row = report?.read.find((r) => r.contender === 'baseline');
+      expect(row?.outcome.ok).toBe(true);
+      expect(row?.rounds.every((r) => r.non2xx === 0 && r.errors === 0 && r.responses > 0)).toBe(true);
+      expect(row?.roundTrips?.ok ? row.roundTrips.value.flightsPerRequest : undefined).toBeCloseTo(1, 1);
+    });
+
+    it('dropped its PostgreSQL database and the request role a -db.rls on server created for it', async () => {
+      const name = report?.database.name ?? '';
+      expect(name).toMatch(/^rest_bench_[0-9a-f]{12}$/);
+      expect(report?.database.dropped).toBe(true);
+      const left = await withPg(pgUrl, (c) =>
+        c.query(
+          `SELECT datname AS name FROM pg_database WHERE datname = $1
+         UNION ALL SELECT rolname FROM pg_roles WHERE rolname = $2`,
+          [name, requestRoleName(name)],
+        ),
+      );
+      expect(left.rows).toEqual([]);
+    });
+  },
+);
+
+describe.skipIf(!isAvailable('postgres'))(
+  `round trips counted by the bench's proxy (${skipReason('postgres') ?? 'postgres'})`,
+  () => {
+    /** Flights from just before the first statement to after the client said goodbye (Terminate). */
+    async function countedFlights(pipeline: boolean, statements: readonly string[]): Promise<number> {
+      const proxy = await startPgCountingProxy(pgUrl);
+      try {
+        const client = new pg.Client({ connectionString: proxy.url, pipeline });
+        await client.connect();
+        const before = proxy.counts().flights;
+        if (pipeline) await Promise.all(statements.map((sql) => client.query(sql)));
+        else for (const sql of statements) await client.query(sql);
+        await client.end();
+        return proxy.counts().flights - before;
+      } finally {
+        await proxy.close();
+      }
+    }
+
+    it('counts statements sent one after the other as one round trip each', async () => {
+      expect(await countedFlights(false, ['BEGIN', 'SELECT 1', 'SELECT 2', 'COMMIT'])).toBe(4);
+    });
+
+    it('counts pipelined statements, sent before any answer, as one round trip', async () => {
+      expect(await countedFlights(true, ['BEGIN', 'SELECT 1', 'SELECT 2', 'COMMIT'])).toBe(1);
+    });
+
+    it('does not count the connection startup or the closing Terminate', async () => {
+      expect(await countedFlights(false, [])).toBe(0);
+    });
+  },
+);
