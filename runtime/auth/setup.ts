@@ -7,7 +7,6 @@ import { RestError, assertNever, isRestError } from '../../errors/rest-error.js'
 import type { DbAdapter } from '../db/adapter.js';
 import { parseDbUrl } from '../db/parse-db-url.js';
 import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE, portableAuthDdl } from './auth-ddl.js';
-import { runPostgresMigrations } from './pg-migrations.js';
 import { insertUser, userColumns } from './users.js';
 import type { UserServiceOptions } from './users.js';
 
@@ -66,9 +65,12 @@ export async function createAuthTables(adapter: DbAdapter, options: Pick<SetupOp
     throw new RestError('usage', 'db_url_mismatch', `the database URL is for ${kind} but the adapter is for ${adapter.kind}`);
   }
   switch (adapter.kind) {
-    case 'postgres':
+    case 'postgres': {
+      // postgres-migrations is loaded only by a setup on PostgreSQL.
+      const { runPostgresMigrations } = await import('./pg-migrations.js');
       await runPostgresMigrations(options.dbUrl);
       return;
+    }
     case 'mysql':
     case 'sqlite':
       for (const statement of portableAuthDdl[adapter.kind]) await adapter.exec(statement);

@@ -5,10 +5,7 @@ import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter } from './adapter.js';
 import type { AdapterOptions } from './adapter-options.js';
 import { describeConnectionFailure } from './map-db-error.js';
-import { createMysqlAdapter } from './mysql-adapter.js';
 import { parseDbUrl, type DbUrl } from './parse-db-url.js';
-import { createPgAdapter } from './pg-adapter.js';
-import { createSqliteAdapter } from './sqlite-adapter.js';
 
 export { parseDbUrl, type DbUrl } from './parse-db-url.js';
 export type { AdapterOptions, DbLogger } from './adapter-options.js';
@@ -19,11 +16,16 @@ const LABEL: Readonly<Record<DbUrl['kind'], string>> = {
   sqlite: 'SQLite',
 };
 
-function open(url: string, parsed: DbUrl, options: AdapterOptions): Promise<DbAdapter> {
+// Each adapter (and its driver) is loaded only for its own kind of URL: a server holds one driver
+// in memory, not three.
+async function open(url: string, parsed: DbUrl, options: AdapterOptions): Promise<DbAdapter> {
   switch (parsed.kind) {
-    case 'postgres':
+    case 'postgres': {
+      const { createPgAdapter } = await import('./pg-adapter.js');
       return createPgAdapter(url, options);
+    }
     case 'mysql': {
+      const { createMysqlAdapter } = await import('./mysql-adapter.js');
       const u = new URL(url);
       return createMysqlAdapter(
         {
@@ -36,8 +38,10 @@ function open(url: string, parsed: DbUrl, options: AdapterOptions): Promise<DbAd
         options,
       );
     }
-    case 'sqlite':
-      return Promise.resolve().then(() => createSqliteAdapter(parsed.path, options));
+    case 'sqlite': {
+      const { createSqliteAdapter } = await import('./sqlite-adapter.js');
+      return createSqliteAdapter(parsed.path, options);
+    }
   }
 }
 

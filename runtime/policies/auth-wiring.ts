@@ -21,7 +21,7 @@ import type { SchemaCache } from '../schema-cache.js';
 import { policyInvalidatingRunner, withAuthTableGuards } from './auth-table-guards.js';
 import { createDatabasePolicyCache } from './database-policy-cache.js';
 import { createPortableAuthorizer } from './portable-authorizer.js';
-import { startNativeRls, type NativeRls } from '../rls/native-rls.js';
+import type { NativeRls } from '../rls/native-rls.js';
 
 export interface AuthWiringDeps {
   readonly config: Config;
@@ -62,6 +62,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   let native: NativeRls | undefined;
   if (config.db.rls && adapter.kind === 'postgres') {
     try {
+      const { startNativeRls } = await import('../rls/native-rls.js');
       native = await startNativeRls({ adapter, policies, logger });
     } catch (e) {
       await policies.close();
