@@ -1,6 +1,7 @@
 // `rest [flags]` / `rest serve [flags]`: runs the HTTP server until SIGTERM or SIGINT, then
 // shuts down gracefully (in-flight requests finish, the pool closes) and exits 0.
 
+import { setFlagsFromString } from 'node:v8';
 import type { CommandModule } from 'yargs';
 import { RestError } from '../../errors/rest-error.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../../runtime/logger.js';
@@ -30,7 +31,22 @@ function nextStopSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+const HEAP_GROWING = '--heap-growing-percent';
+
+/**
+ * A server's live heap is small (about 25 MB) while it makes garbage fast; V8's default lets the
+ * old generation grow up to 4× the live size between full collections. Twice the live size keeps
+ * the peak resident size about 50 MB lower under load at no measured cost in throughput
+ * (BENCHMARKS.md). A value given on node's command line is left alone.
+ */
+function boundHeapGrowth(): void {
+  if (!process.execArgv.some((a) => a.startsWith(HEAP_GROWING) || a.startsWith('--heap_growing_percent'))) {
+    setFlagsFromString(`${HEAP_GROWING}=100`);
+  }
+}
+
 export async function serve(args: GlobalArgs): Promise<void> {
+  boundHeapGrowth();
   const config = loadConfig({ flags: args, env: process.env });
   const logger = createLogger({ level: logLevelFromEnv() });
   const stopped = nextStopSignal();
