@@ -13,8 +13,9 @@ import {
   type AdapterOptions,
 } from './adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from './build-snapshot.js';
-import { bindParam, decimalValue, integerValue, localTimestamp, utcTimestamp } from './db-values.js';
+import { decimalValue, integerValue, localTimestamp, utcTimestamp } from './db-values.js';
 import { ADAPTER_CLOSED, CONNECTION_FAILED, adapterError, mapDbError } from './map-db-error.js';
+import { createPreparedStatements, type PreparedStatements } from './pg-prepared.js';
 
 // Text-format parsers by type OID (pg_type.oid; https://github.com/brianc/node-pg-types).
 // pg's defaults turn int8/numeric into strings and dates into local-time Date objects.
@@ -108,34 +109,53 @@ export function mapPgError(e: unknown): Error {
   return mapDbError(e instanceof pg.DatabaseError || hasCode ? e : adapterError(CONNECTION_FAILED, e));
 }
 
-async function run(client: pg.Pool | pg.PoolClient, sql: RenderedSql): Promise<QueryResult> {
-  try {
-    return toResult(await client.query({ text: sql.text, values: sql.values.map(bindParam) }));
-  } catch (e) {
-    throw mapPgError(e);
-  }
+/** True for an error of the connection itself (no SQLSTATE): such a client is never reused. */
+const isConnectionFailure = (e: unknown): boolean =>
+  !(e instanceof pg.DatabaseError) && typeof (e as { code?: unknown } | null)?.code !== 'string';
+
+const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
+/** A checked-out client's state: `fail` marks it unusable, so it is destroyed on release. */
+interface Health {
+  fail(e: unknown): void;
+  broken(): boolean;
 }
 
 class PgAdapter implements DbAdapter {
   readonly kind = 'postgres' as const;
   readonly dialect = postgresDialect;
   readonly #pool: pg.Pool;
+  readonly #prepared: PreparedStatements;
+  /** The tables' column names and types at the last introspection. */
+  #columnTypes: string | undefined;
   #closed = false;
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, prepared: PreparedStatements) {
     this.#pool = pool;
+    this.#prepared = prepared;
   }
 
   #ensureOpen(): void {
     if (this.#closed) throw mapDbError(adapterError(ADAPTER_CLOSED));
   }
 
-  async query(sql: RenderedSql): Promise<QueryResult> {
-    this.#ensureOpen();
-    return await run(this.#pool, sql);
+  async #run(client: pg.PoolClient, sql: RenderedSql, fail: (e: unknown) => void): Promise<QueryResult> {
+    const query = this.#prepared.queryFor(client, sql);
+    try {
+      return toResult(await client.query(query));
+    } catch (e) {
+      if (isConnectionFailure(e)) fail(e);
+      throw this.#prepared.schemaChanged(e, query) ?? mapPgError(e);
+    }
   }
 
-  async transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` on a checked-out client. pg-pool removes its error listener from a checked-out
+   * client, and an `error` event without a listener (the socket of a killed backend) would crash
+   * the process. A client whose connection failed, whose ROLLBACK failed (it may still be inside a
+   * transaction) or that was prepared before a schema change is destroyed, never reused.
+   */
+  async #withClient<T>(fn: (client: pg.PoolClient, health: Health) => Promise<T>): Promise<T> {
     this.#ensureOpen();
     let client: pg.PoolClient;
     try {
@@ -143,33 +163,42 @@ class PgAdapter implements DbAdapter {
     } catch (e) {
       throw mapPgError(e);
     }
-    // pg-pool removes its error listener from a checked-out client, and an `error` event without
-    // a listener (the socket of a killed backend) would crash the process. A client that failed,
-    // or whose ROLLBACK failed and may still be inside a transaction, is destroyed, never reused.
     let broken: Error | undefined;
-    const onError = (e: Error): void => {
-      broken = e;
+    const fail = (e: unknown): void => {
+      broken ??= asError(e);
     };
-    client.on('error', onError);
+    client.on('error', fail);
     try {
-      await run(client, { text: 'BEGIN', values: [] });
-      const result = await fn({ query: (sql) => run(client, sql) });
-      await run(client, { text: 'COMMIT', values: [] });
-      return result;
-    } catch (e) {
-      if (broken === undefined) {
-        try {
-          await client.query('ROLLBACK');
-        } catch (rollbackError) {
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-        }
-      }
-      // Driver errors were mapped by run(); the caller's own errors pass through unchanged.
-      throw e;
+      return await fn(client, { fail, broken: () => broken !== undefined });
     } finally {
-      client.release(broken);
-      client.removeListener('error', onError);
+      client.release(broken ?? this.#prepared.isStale(client));
+      client.removeListener('error', fail);
     }
+  }
+
+  query(sql: RenderedSql): Promise<QueryResult> {
+    return this.#withClient((client, { fail }) => this.#run(client, sql, fail));
+  }
+
+  transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T> {
+    return this.#withClient(async (client, { fail, broken }) => {
+      try {
+        await this.#run(client, { text: 'BEGIN', values: [] }, fail);
+        const result = await fn({ query: (sql) => this.#run(client, sql, fail) });
+        await this.#run(client, { text: 'COMMIT', values: [] }, fail);
+        return result;
+      } catch (e) {
+        if (!broken()) {
+          try {
+            await client.query('ROLLBACK');
+          } catch (rollbackError) {
+            fail(rollbackError);
+          }
+        }
+        // Driver errors were mapped by #run(); the caller's own errors pass through unchanged.
+        throw e;
+      }
+    });
   }
 
   async exec(sqlText: string): Promise<void> {
@@ -186,6 +215,13 @@ class PgAdapter implements DbAdapter {
       this.query({ text: INTROSPECT_COLUMNS, values: [] }),
       this.query({ text: INTROSPECT_KEYS, values: [] }),
     ]);
+    // Statements prepared before a column changed may describe other result types: the
+    // connections holding them are retired.
+    const columnTypes = JSON.stringify(
+      columns.rows.map((r) => [r['table_name'], r['column_name'], r['db_type']]),
+    );
+    if (this.#columnTypes !== undefined && this.#columnTypes !== columnTypes) this.#prepared.invalidate();
+    this.#columnTypes = columnTypes;
     return buildSnapshot(
       columns.rows.map((r): IntrospectedColumn => ({
         table: String(r['table_name']),
@@ -215,11 +251,17 @@ class PgAdapter implements DbAdapter {
   }
 }
 
-/** The pool of each PostgreSQL adapter, for the native-RLS request runner (runtime/rls/). */
-const pools = new WeakMap<DbAdapter, pg.Pool>();
+/** What the native-RLS request runner (runtime/rls/) shares with a PostgreSQL adapter. */
+export interface PgConnections {
+  /** The adapter's pool; its clients are pipelined. */
+  readonly pool: pg.Pool;
+  readonly prepared: PreparedStatements;
+}
 
-/** The pg Pool behind a PostgreSQL adapter (its clients are pipelined); undefined for other adapters. */
-export const pgPoolOf = (adapter: DbAdapter): pg.Pool | undefined => pools.get(adapter);
+const connections = new WeakMap<DbAdapter, PgConnections>();
+
+/** The pool and prepared statements behind a PostgreSQL adapter; undefined for other adapters. */
+export const pgConnectionsOf = (adapter: DbAdapter): PgConnections | undefined => connections.get(adapter);
 
 /** Opens a pool and checks one connection; throws the driver's error when that fails. */
 export async function createPgAdapter(
@@ -247,7 +289,8 @@ export async function createPgAdapter(
     await pool.end().catch(() => undefined);
     throw e;
   }
-  const adapter = new PgAdapter(pool);
-  pools.set(adapter, pool);
+  const prepared = createPreparedStatements();
+  const adapter = new PgAdapter(pool, prepared);
+  connections.set(adapter, { pool, prepared });
   return adapter;
 }

@@ -6,7 +6,7 @@
 import type { PolicySet } from '../../compiler/policy-set.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, TableInfo } from '../db/adapter.js';
-import { pgPoolOf } from '../db/pg-adapter.js';
+import { pgConnectionsOf } from '../db/pg-adapter.js';
 import type { RequestRunner } from '../handlers/request-runner.js';
 import type { Authorizer } from '../plan/authorizer.js';
 import type { PolicyCache } from '../policy-cache.js';
@@ -51,8 +51,8 @@ const notEnforced = (table: string, reason: string): RestError =>
 /** Checks rights, prepares the role and applies the policies; throws one clear RestError when it cannot. */
 export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   const { adapter, logger } = deps;
-  const pool = pgPoolOf(adapter);
-  if (pool === undefined) {
+  const connections = pgConnectionsOf(adapter);
+  if (connections === undefined) {
     throw new RestError(
       'usage',
       'rls_needs_postgres',
@@ -138,7 +138,7 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   return {
     role,
     authorizer: createNativeAuthorizer({ policies: deps.policies, rls: { ensure } }),
-    runner: createNativeRunner({ pool, role }),
+    runner: createNativeRunner({ ...connections, role }),
     reconcile,
     close: unsubscribe,
   };

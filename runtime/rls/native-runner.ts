@@ -1,7 +1,7 @@
 // The native-RLS request runner: each request is one transaction on a pipelined pg client that
-// switches to the request role and sets every rest.* setting, checks that RLS is in force for the
-// table, runs the statement and commits — BEGIN, settings, check, statement and COMMIT written in
-// one TCP segment, so a read costs one round trip. Every path leaves the client idle (no open
+// switches to the request role, sets every rest.* setting and checks that RLS is in force for the
+// table (one statement), runs the statement and commits — BEGIN, settings, statement and COMMIT
+// written in one TCP segment, so a read costs one round trip. Every path leaves the client idle (no open
 // transaction, role reset) before it returns to the pool, or destroys it.
 
 import pg from 'pg';
@@ -11,14 +11,16 @@ import { postgresLiteral, type RenderedSql } from '../../compiler/sql/fragment.j
 import type { AuthUser } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbSession, QueryResult, Row } from '../db/adapter.js';
-import { bindParam } from '../db/db-values.js';
 import { mapDbError } from '../db/map-db-error.js';
 import { mapPgError } from '../db/pg-adapter.js';
+import type { PreparedStatements } from '../db/pg-prepared.js';
 import type { RequestRunner, RunContext } from '../handlers/request-runner.js';
 
 export interface NativeRunnerOptions {
   /** A pool of `pipeline: true` clients (pg ≥ 8.23), with the adapter's type parsers. */
   readonly pool: pg.Pool;
+  /** The adapter's prepared statements: a request's statement is planned once per connection. */
+  readonly prepared: PreparedStatements;
   /** The NOLOGIN role requests run as (runtime/rls/request-role.ts). */
   readonly role: string;
 }
@@ -26,18 +28,18 @@ export interface NativeRunnerOptions {
 // set_config('role', …, true) is SET LOCAL ROLE with the role as a bound value
 // (https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-ADMIN-SET); every
 // value is transaction-local, so COMMIT or ROLLBACK resets them before the client is reused.
+//
+// The same statement then checks that RLS is in force: row_security_active is false for a
+// superuser, a BYPASSRLS role or an owner without FORCE
+// (https://www.postgresql.org/docs/current/functions-info.html), and the division by zero (22012)
+// aborts the transaction before the statement that follows in the pipeline can read or write
+// anything. A target list is evaluated in order, so the check runs after the role switch; it is
+// STABLE with a parameter, so the planner never evaluates it early. Were it ever evaluated before
+// the switch it would see the login role (the owner) and refuse every request, never admit one.
+const TABLE_PARAM = SESSION_SETTINGS.length + 2;
 const SETTINGS: pg.QueryConfig = {
   name: 'rest_rls_settings',
-  text: `SELECT set_config('role', $1, true), ${SESSION_SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')}`,
-};
-
-// row_security_active is false for a superuser, a BYPASSRLS role or an owner without FORCE
-// (https://www.postgresql.org/docs/current/functions-info.html). It is STABLE, so it is evaluated
-// at run time, and the division by zero (22012) then aborts the transaction before the statement
-// that follows in the pipeline can read or write anything.
-const CHECK: pg.QueryConfig = {
-  name: 'rest_rls_check',
-  text: 'SELECT 1 / row_security_active($1::regclass)::int AS rls_in_force',
+  text: `SELECT set_config('role', $1, true), ${SESSION_SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')}, 1 / row_security_active($${TABLE_PARAM}::regclass)::int AS rls_in_force`,
 };
 const DIVISION_BY_ZERO = '22012';
 
@@ -78,11 +80,6 @@ function mapError(e: unknown, context: RunContext): RestError {
   return mapDbError(mapPgError(e));
 }
 
-const statementOf = (sql: RenderedSql): pg.QueryConfig => ({
-  text: sql.text,
-  values: sql.values.map(bindParam),
-});
-
 /**
  * Sends `queries` back to back on a pipelined client. pg corks the socket around each query's
  * own messages; holding an outer cork keeps all of them in one write, hence one network flight.
@@ -104,15 +101,16 @@ function pipeline(
 const settingValues = (role: string, user: AuthUser, context: RunContext): string[] => [
   role,
   ...sessionSettingValues(user, context.action).map((s) => s.value),
+  postgresDialect.quoteIdent(context.table),
 ];
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
-/** A failure of BEGIN, the settings or the check: the request never reached its statement. */
-function openingFailure(index: number, e: unknown, context: RunContext): unknown {
+/** A failure of BEGIN or the settings and check: the request never reached its statement. */
+function openingFailure(e: unknown, context: RunContext): unknown {
   const mapped = mapDbError(e);
   if (mapped.category === 'unavailable') return e;
-  if (index === 2 && sqlStateOf(e) === DIVISION_BY_ZERO) return rlsNotInForce(context.table, e);
+  if (sqlStateOf(e) === DIVISION_BY_ZERO) return rlsNotInForce(context.table, e);
   return new RestError(
     'internal',
     'rls_setup_failed',
@@ -122,7 +120,7 @@ function openingFailure(index: number, e: unknown, context: RunContext): unknown
 }
 
 export function createNativeRunner(options: NativeRunnerOptions): RequestRunner {
-  const { pool, role } = options;
+  const { pool, prepared, role } = options;
 
   return {
     async run<T>(
@@ -160,16 +158,17 @@ export function createNativeRunner(options: NativeRunnerOptions): RequestRunner 
       const opening: pg.QueryConfig[] = [
         { text: 'BEGIN' },
         { ...SETTINGS, values: settingValues(role, context.user, context) },
-        { ...CHECK, values: [postgresDialect.quoteIdent(context.table)] },
       ];
       const first = async (sql: RenderedSql): Promise<QueryResult> => {
         const closing: pg.QueryConfig[] = mode === 'single' ? [{ text: 'COMMIT' }] : [];
-        const settled = await pipeline(c, [...opening, statementOf(sql), ...closing]);
+        const statement = prepared.queryFor(c, sql);
+        const settled = await pipeline(c, [...opening, statement, ...closing]);
         settled.forEach((s) => s.status === 'rejected' && noteFailure(s.reason));
         const index = settled.findIndex((s) => s.status === 'rejected');
         const failed = settled[index];
         if (failed?.status === 'rejected') {
-          throw index < opening.length ? openingFailure(index, failed.reason, context) : failed.reason;
+          if (index < opening.length) throw openingFailure(failed.reason, context);
+          throw prepared.schemaChanged(failed.reason, statement) ?? failed.reason;
         }
         const result = settled[opening.length];
         if (result?.status !== 'fulfilled') throw new Error('the pipelined statement gave no result');
@@ -188,7 +187,12 @@ export function createNativeRunner(options: NativeRunnerOptions): RequestRunner 
               cause: new Error('a single-statement request ran a second statement'),
             });
           }
-          return toResult(await query(statementOf(sql)));
+          const statement = prepared.queryFor(c, sql);
+          try {
+            return toResult(await query(statement));
+          } catch (e) {
+            throw prepared.schemaChanged(e, statement) ?? e;
+          }
         },
       };
 
@@ -206,7 +210,7 @@ export function createNativeRunner(options: NativeRunnerOptions): RequestRunner 
             broken = asError(e);
           }
         }
-        c.release(broken);
+        c.release(broken ?? prepared.isStale(c));
         c.removeListener('error', onError);
       }
     },

@@ -10,6 +10,7 @@ import { ANONYMOUS, type Action, type AuthUser } from '../../../../compiler/type
 import { RestError } from '../../../../errors/rest-error.js';
 import type { DbAdapter } from '../../../../runtime/db/adapter.js';
 import { createPgAdapter } from '../../../../runtime/db/pg-adapter.js';
+import { createPreparedStatements } from '../../../../runtime/db/pg-prepared.js';
 import type { RequestRunner } from '../../../../runtime/handlers/request-runner.js';
 import { createNativeRunner } from '../../../../runtime/rls/native-runner.js';
 import { prepareRequestRole } from '../../../../runtime/rls/privileges.js';
@@ -72,7 +73,7 @@ describe.skipIf(!isAvailable('postgres'))(
       role = await prepareRequestRole(adapter);
       await reconcile();
       pool = new pg.Pool({ connectionString: db.url, pipeline: true, max: 1 });
-      runner = createNativeRunner({ pool, role });
+      runner = createNativeRunner({ pool, prepared: createPreparedStatements(), role });
     });
     afterAll(async () => {
       await pool?.end();
@@ -424,7 +425,11 @@ describe.skipIf(!isAvailable('postgres'))(
       });
 
       it('refuses to run anything when RLS is not in force for the role (a superuser) and writes nothing', async () => {
-        const bypassing = createNativeRunner({ pool, role: 'postgres' });
+        const bypassing = createNativeRunner({
+          pool,
+          prepared: createPreparedStatements(),
+          role: 'postgres',
+        });
         await expect(
           bypassing.run({ user: user(1), action: 'create', table: 'notes' }, 'single', (s) =>
             s.query(sql("INSERT INTO notes (user_id, body) VALUES (1, 'bypass')")),
