@@ -5,7 +5,7 @@ import type { Dialect } from '../../compiler/sql/dialect.js';
 import { renderSql, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { isRestError, RestError } from '../../errors/rest-error.js';
-import type { DbSession, Row, TableInfo } from '../db/adapter.js';
+import type { ColumnInfo, DbSession, Row, TableInfo } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
 import type { Authorizer, DenyReason, WriteGuard, WriteRow } from '../plan/authorizer.js';
 import { selectedColumns } from '../plan/columns.js';
@@ -94,28 +94,42 @@ async function read(ctx: Ctx, request: ReadRequest): Promise<HandlerResult> {
   }
 }
 
-async function insertOne(ctx: Ctx, tx: DbSession, row: WriteRow, request: CreateRequest): Promise<Row> {
+/** The values of `columns` that `row` has. */
+const pick = (row: Readonly<Record<string, unknown>>, columns: readonly ColumnInfo[]): Row =>
+  Object.fromEntries(columns.filter((c) => Object.hasOwn(row, c.name)).map((c) => [c.name, row[c.name]]));
+
+async function insertOne(
+  ctx: Ctx,
+  tx: DbSession,
+  row: WriteRow,
+  columns: readonly ColumnInfo[],
+): Promise<Row> {
   const { table } = ctx;
   const { dialect, queryDialect: qd } = ctx.deps;
-  const columns = selectedColumns(table, request.select);
   const inserted = await query(ctx, tx, insertStatement(table, row, columns, dialect, qd));
   if (qd.returning) return inserted.rows[0] ?? {};
   const readBack = selectInsertedStatement(table, row, inserted.insertId, columns, dialect, qd);
   const stored = readBack === undefined ? undefined : (await query(ctx, tx, readBack)).rows[0];
   // Without RETURNING and without a known key the stored row cannot be read back: answer with
   // the values that were written.
-  return (
-    stored ??
-    Object.fromEntries(columns.filter((c) => Object.hasOwn(row, c.name)).map((c) => [c.name, row[c.name]]))
-  );
+  return stored ?? pick(row, columns);
 }
 
 async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> {
-  const rows = request.rows.map((r) => toWriteRow(ctx.table, r));
+  const { guard, table } = ctx;
+  const rows = request.rows.map((r) => toWriteRow(table, r));
+  const selected = selectedColumns(table, request.select);
+  // A guard that judges stored rows needs every column it may read, whatever `select` asks for.
+  const check = guard?.checkCreatedRow;
+  const returned = check === undefined ? selected : selectedColumns(table, undefined);
   const created = await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
-    const prepared = ctx.guard?.prepareCreate === undefined ? rows : await ctx.guard.prepareCreate(rows, tx);
+    const prepared = guard?.prepareCreate === undefined ? rows : await guard.prepareCreate(rows, tx);
     const out: Row[] = [];
-    for (const row of prepared) out.push(await insertOne(ctx, tx, row, request));
+    for (const [index, written] of prepared.entries()) {
+      const stored = await insertOne(ctx, tx, written, returned);
+      await check?.({ written, stored, index, count: prepared.length }, tx);
+      out.push(check === undefined ? stored : pick(stored, selected));
+    }
     return out;
   });
   return { status: 201, body: request.many ? created : created[0] };

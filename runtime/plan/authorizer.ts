@@ -10,6 +10,17 @@ import type { DbSession, Row, TableInfo } from '../db/adapter.js';
 /** Column values of one row to write, validated against the schema (JSON columns hold JS values). */
 export type WriteRow = Readonly<Record<string, unknown>>;
 
+/** A row of a create request after its insert. */
+export interface CreatedRow {
+  /** What was inserted (after prepareCreate). */
+  readonly written: WriteRow;
+  /** The row as the database stored it. */
+  readonly stored: Row;
+  /** Its position in the request, and how many rows the request creates. */
+  readonly index: number;
+  readonly count: number;
+}
+
 export interface AuthorizationRequest {
   readonly table: TableInfo;
   readonly action: Action;
@@ -23,6 +34,11 @@ export interface AuthorizationRequest {
 export interface WriteGuard {
   /** create: returns the rows to insert (e.g. owner columns filled) after checking each one. */
   prepareCreate?(rows: readonly WriteRow[], tx: DbSession): Promise<readonly WriteRow[]>;
+  /**
+   * create: one row just inserted, as stored (database defaults included), before the next is
+   * inserted. Giving this hook makes every insert return all columns the request may read.
+   */
+  checkCreatedRow?(created: CreatedRow, tx: DbSession): Promise<void>;
   /** update: returns the patch to apply (e.g. a password replaced by its hash). */
   preparePatch?(patch: WriteRow, tx: DbSession): Promise<WriteRow>;
   /**

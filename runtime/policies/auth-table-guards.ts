@@ -8,7 +8,7 @@ import { createPasswordHasher, type PasswordHasher } from '../auth/passwords.js'
 import { normalizeUsername } from '../auth/usernames.js';
 import { userColumns } from '../auth/users.js';
 import type { DbSession, Row, SchemaSnapshot } from '../db/adapter.js';
-import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../plan/authorizer.js';
+import type { Authorization, Authorizer, CreatedRow, WriteGuard, WriteRow } from '../plan/authorizer.js';
 import type { RequestRunner } from '../handlers/request-runner.js';
 import { validatePolicy } from './policy-service.js';
 
@@ -34,6 +34,12 @@ export function composeGuards(first: WriteGuard | undefined, second: WriteGuard)
     guard.preparePatch = async (patch: WriteRow, tx: DbSession) => {
       const once = first.preparePatch === undefined ? patch : await first.preparePatch(patch, tx);
       return second.preparePatch === undefined ? once : second.preparePatch(once, tx);
+    };
+  }
+  if (first.checkCreatedRow !== undefined || second.checkCreatedRow !== undefined) {
+    guard.checkCreatedRow = async (created: CreatedRow, tx: DbSession) => {
+      await first.checkCreatedRow?.(created, tx);
+      await second.checkCreatedRow?.(created, tx);
     };
   }
   if (first.checkUpdatedRows !== undefined || second.checkUpdatedRows !== undefined) {

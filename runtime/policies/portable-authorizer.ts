@@ -47,7 +47,11 @@ export function missingColumnDenial(table: string, column: string): Authorizatio
 }
 
 /** A row that breaks the policy: 403, or 401 for an anonymous user (PostgREST's rule for 42501, as on the native path). */
-const checkFailed = (user: AuthUser, message: string, details: Readonly<Record<string, unknown>> | undefined): RestError =>
+const checkFailed = (
+  user: AuthUser,
+  message: string,
+  details: Readonly<Record<string, unknown>> | undefined,
+): RestError =>
   user.is_authenticated
     ? new RestError('forbidden', 'policy_check_failed', message, details === undefined ? {} : { details })
     : new RestError('unauthenticated', 'policy_check_failed', message, {
@@ -56,9 +60,13 @@ const checkFailed = (user: AuthUser, message: string, details: Readonly<Record<s
       });
 
 const rowRejected = (user: AuthUser, table: string, index: number, many: boolean): RestError =>
-  checkFailed(user, `the ${many ? `row at index ${index}` : 'row'} is not allowed by the policy of ${table}`, many ? { index } : undefined);
+  checkFailed(
+    user,
+    `the ${many ? `row at index ${index}` : 'row'} is not allowed by the policy of ${table}`,
+    many ? { index } : undefined,
+  );
 
-export const notYourRow = (table: string, column: string): RestError =>
+const notYourRow = (table: string, column: string): RestError =>
   new RestError(
     'forbidden',
     'owner_mismatch',
@@ -69,22 +77,46 @@ export const notYourRow = (table: string, column: string): RestError =>
   );
 
 /** A user id compared the way the policy compares it: numbers and integer strings alike. */
-export const sameId = (value: unknown, id: number | null): boolean =>
+const sameId = (value: unknown, id: number | null): boolean =>
   id !== null && value !== null && value !== undefined && String(value) === String(id);
 
-function createGuard(policy: CompiledPolicy, user: AuthUser): WriteGuard {
-  return {
+/**
+ * A new row with its owner columns (`c = auth_user.id`, SPEC §4.4) filled with the user's id when
+ * missing; another id is refused (403 owner_mismatch). Both enforcement paths use it.
+ */
+export function fillOwnerColumns(policy: CompiledPolicy, user: AuthUser, row: WriteRow): WriteRow {
+  const filled: Record<string, unknown> = { ...row };
+  for (const column of policy.ownerColumns) {
+    if (!Object.hasOwn(row, column)) filled[column] = user.id;
+    else if (!sameId(row[column], user.id)) throw notYourRow(policy.table, column);
+  }
+  return filled;
+}
+
+/**
+ * Create: a row is judged in-process before its insert, unless it leaves out a column the policy
+ * reads that has a database default — then only the stored row tells what the database's own
+ * WITH CHECK would judge, so it is judged right after its insert, in the same transaction.
+ */
+function createGuard(policy: CompiledPolicy, user: AuthUser, table: TableInfo): WriteGuard {
+  const defaulted = policy.columns.filter((c) => table.columnsByName.get(c)?.hasDefault === true);
+  const judgedStored = (row: WriteRow): boolean => defaulted.some((c) => !Object.hasOwn(row, c));
+  const guard: WriteGuard = {
     async prepareCreate(rows) {
-      const many = rows.length > 1;
       return rows.map((row, index): WriteRow => {
-        const filled: Record<string, unknown> = { ...row };
-        for (const column of policy.ownerColumns) {
-          if (!Object.hasOwn(row, column)) filled[column] = user.id;
-          else if (!sameId(row[column], user.id)) throw notYourRow(policy.table, column);
-        }
-        if (!policy.check(filled, user)) throw rowRejected(user, policy.table, index, many);
+        const filled = fillOwnerColumns(policy, user, row);
+        if (!judgedStored(filled) && !policy.check(filled, user))
+          throw rowRejected(user, policy.table, index, rows.length > 1);
         return filled;
       });
+    },
+  };
+  if (defaulted.length === 0) return guard;
+  return {
+    ...guard,
+    async checkCreatedRow({ written, stored, index, count }) {
+      if (judgedStored(written) && !policy.check(stored, user))
+        throw rowRejected(user, policy.table, index, count > 1);
     },
   };
 }
@@ -94,7 +126,9 @@ function updateGuard(policy: CompiledPolicy, user: AuthUser): WriteGuard {
     async checkUpdatedRows(rows: readonly Row[]) {
       rows.forEach((row, index) => {
         if (!policy.check(row, user)) {
-          throw checkFailed(user, `the change would make a row of ${policy.table} break its policy`, { index });
+          throw checkFailed(user, `the change would make a row of ${policy.table} break its policy`, {
+            index,
+          });
         }
       });
     },
@@ -120,7 +154,11 @@ export function createPortableAuthorizer(deps: PortableAuthorizerDeps): Authoriz
         case 'filter':
           switch (action) {
             case 'create':
-              return { kind: 'filter', predicate: decision.predicate, guard: createGuard(policy, user) };
+              return {
+                kind: 'filter',
+                predicate: decision.predicate,
+                guard: createGuard(policy, user, table),
+              };
             case 'update':
               return { kind: 'filter', predicate: decision.predicate, guard: updateGuard(policy, user) };
             case 'read':

@@ -7,14 +7,9 @@
 import type { CompiledPolicy, PolicySet } from '../../compiler/policy-set.js';
 import type { AuthUser } from '../../compiler/types.js';
 import type { TableInfo } from '../db/adapter.js';
-import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../plan/authorizer.js';
+import type { Authorization, Authorizer, WriteGuard } from '../plan/authorizer.js';
 import type { PolicyCache } from '../policy-cache.js';
-import {
-  missingColumnDenial,
-  notYourRow,
-  policyColumnTypes,
-  sameId,
-} from '../policies/portable-authorizer.js';
+import { fillOwnerColumns, missingColumnDenial, policyColumnTypes } from '../policies/portable-authorizer.js';
 
 export interface RlsSync {
   /** Resolves once the database's generated policies of `table` match `policies`; throws when they cannot. */
@@ -28,20 +23,9 @@ export interface NativeAuthorizerDeps {
 
 const ALLOW: Authorization = Object.freeze({ kind: 'allow' });
 
-function ownerFill(policy: CompiledPolicy, user: AuthUser): WriteGuard {
-  return {
-    async prepareCreate(rows) {
-      return rows.map((row): WriteRow => {
-        const filled: Record<string, unknown> = { ...row };
-        for (const column of policy.ownerColumns) {
-          if (!Object.hasOwn(row, column)) filled[column] = user.id;
-          else if (!sameId(row[column], user.id)) throw notYourRow(policy.table, column);
-        }
-        return filled;
-      });
-    },
-  };
-}
+const ownerFill = (policy: CompiledPolicy, user: AuthUser): WriteGuard => ({
+  prepareCreate: async (rows) => rows.map((row) => fillOwnerColumns(policy, user, row)),
+});
 
 export function createNativeAuthorizer(deps: NativeAuthorizerDeps): Authorizer {
   return {

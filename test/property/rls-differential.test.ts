@@ -145,9 +145,8 @@ const requestArbitrary = (nextId: () => number): fc.Arbitrary<RequestSpec> =>
         case 3:
           return { user, method: 'GET', path: `/docs?count&level=gte.${level}` };
         case 4:
-          // `published` is always given: a column left to its database default is known to the
-          // native WITH CHECK but not to the portable in-process check (runtime/rls/README-rls.md).
-          return { user, method: 'POST', path: '/docs', body: { id: nextId(), published: false, ...body } };
+          // The body may leave `published` to its database default: both paths judge the stored row.
+          return { user, method: 'POST', path: '/docs', body: { id: nextId(), ...body } };
         case 5:
           return { user, method: 'PATCH', path: `/docs/${id}`, body };
         case 6:
@@ -298,6 +297,21 @@ describe.skipIf(!isAvailable('postgres'))(
           { user: 'anonymous', method: 'PATCH', path: '/docs/2', body: { level: 0 } },
           { user: 'alice', method: 'PATCH', path: '/docs/2', body: { level: 0 } },
         ],
+      );
+      // A create policy reading a column the body leaves to its database default.
+      await agree(
+        [
+          { table_name: 'docs', action: 'create', expression: 'published' },
+          { table_name: 'docs', action: 'read', expression: '' },
+        ],
+        [
+          { user: 'alice', method: 'POST', path: '/docs', body: { id: 900, title: 'x' } },
+          { user: 'alice', method: 'POST', path: '/docs', body: { id: 901, published: true } },
+        ],
+      );
+      await agree(
+        [{ table_name: 'docs', action: 'create', expression: 'not published' }],
+        [{ user: 'bob', method: 'POST', path: '/docs', body: { id: 902, level: 1 } }],
       );
     });
 

@@ -118,6 +118,43 @@ forEachAuthDatabase('policy patterns', (ctx) => {
     });
   });
 
+  describe('create judges the row as stored', () => {
+    it('a column the body leaves to its database default counts, on both paths', async () => {
+      const { http, alice } = ctx();
+      await setPolicies(ctx(), [
+        { table_name: 'posts', action: 'create', expression: 'author_id = auth_user.id and not published' },
+      ]);
+      const created = await http.post('/posts', { title: 'draft' }, alice.auth);
+      expect(created.status, created.text).toBe(201);
+      expect(created.json).toMatchObject({ author_id: alice.id, title: 'draft', published: false });
+      // `select` narrows the answer, not what the policy reads.
+      const narrow = await http.post('/posts?select=title', { title: 'narrow draft' }, alice.auth);
+      expect(narrow.status, narrow.text).toBe(201);
+      expect(narrow.json).toEqual({ title: 'narrow draft' });
+
+      await setPolicies(ctx(), [
+        { table_name: 'posts', action: 'create', expression: 'author_id = auth_user.id and published' },
+      ]);
+      expectError(
+        await http.post('/posts', { title: 'unpublished' }, alice.auth),
+        403,
+        'policy_check_failed',
+      );
+      expectError(
+        await http.post('/posts', [{ title: 'ok', published: true }, { title: 'defaulted' }], alice.auth),
+        403,
+        'policy_check_failed',
+      );
+      expect((await tableRows(ctx(), 'posts', ['title'])).map((r) => r['title'])).toEqual([
+        'alice draft',
+        'alice post',
+        'bob post',
+        'draft',
+        'narrow draft',
+      ]);
+    });
+  });
+
   describe('resolution rules', () => {
     it('a table’s own rows beat the `all` level', async () => {
       await setPolicies(ctx(), [{ table_name: 'notes', action: 'all', expression: 'auth_user.is_admin' }]);

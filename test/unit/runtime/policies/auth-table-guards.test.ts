@@ -24,6 +24,7 @@ describe('composeGuards', () => {
     const first: WriteGuard = {
       prepareCreate: async (rows) => (calls.push('first create'), rows.map((r) => ({ ...r, a: 1 }))),
       checkUpdatedRows: async () => void calls.push('first check'),
+      checkCreatedRow: async () => void calls.push('first created'),
     };
     const second: WriteGuard = {
       prepareCreate: async (rows) => (calls.push('second create'), rows.map((r) => ({ ...r, b: r['a'] }))),
@@ -34,7 +35,15 @@ describe('composeGuards', () => {
     expect(await both.prepareCreate?.([{}], session)).toEqual([{ a: 1, b: 1 }]);
     expect(await both.preparePatch?.({}, session)).toEqual({ c: 3 });
     await both.checkUpdatedRows?.([], session);
-    expect(calls).toEqual(['first create', 'second create', 'second patch', 'first check', 'second check']);
+    await both.checkCreatedRow?.({ written: {}, stored: {}, index: 0, count: 1 }, session);
+    expect(calls).toEqual([
+      'first create',
+      'second create',
+      'second patch',
+      'first check',
+      'second check',
+      'first created',
+    ]);
   });
 });
 

@@ -13,13 +13,17 @@ import type { Authorization } from '../../../../runtime/plan/authorizer.js';
 import { createPortableAuthorizer } from '../../../../runtime/policies/portable-authorizer.js';
 import { RestError } from '../../../../errors/rest-error.js';
 
-function table(name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo {
+function table(
+  name: string,
+  columns: Readonly<Record<string, ColumnType>>,
+  defaults: readonly string[] = [],
+): TableInfo {
   const infos: ColumnInfo[] = Object.entries(columns).map(([column, type]) => ({
     name: column,
     type,
     dbType: type,
     nullable: true,
-    hasDefault: false,
+    hasDefault: defaults.includes(column),
     autoIncrement: column === 'id',
   }));
   return { name, columns: infos, columnsByName: new Map(infos.map((c) => [c.name, c])), primaryKey: ['id'] };
@@ -62,6 +66,10 @@ const SEED: readonly PolicyRow[] = [
 const notes = table('notes', { id: 'integer', user_id: 'integer', body: 'text' });
 const plain = table('plain', { id: 'integer', body: 'text' });
 const articles = table('articles', { id: 'integer', author_id: 'integer', published: 'boolean' });
+/** Like articles, but `published` has a database default (e.g. `NOT NULL DEFAULT false`). */
+const drafts = table('articles', { id: 'integer', author_id: 'integer', published: 'boolean' }, [
+  'published',
+]);
 const users = table('auth_users', { id: 'integer', username: 'text', password: 'text', is_admin: 'boolean' });
 
 const authorizer = createPortableAuthorizer({
@@ -150,6 +158,43 @@ describe('portable authorizer write guards', () => {
       a.guard?.prepareCreate?.([{ published: false }], noSession) ?? Promise.resolve(),
     );
     expect(e.code).toBe('policy_check_failed');
+  });
+
+  it('judges a row that leaves out a defaulted column the policy reads as stored, after its insert', async () => {
+    const a = await decide(drafts, 'create', user(3));
+    if (a.kind === 'deny') throw new Error('denied');
+    const [written] = (await a.guard?.prepareCreate?.([{}], noSession)) ?? [];
+    expect(written).toEqual({ author_id: 3 });
+    const created = (published: boolean) => ({
+      written: written ?? {},
+      stored: { id: 1, author_id: 3, published },
+      index: 0,
+      count: 1,
+    });
+    await expect(a.guard?.checkCreatedRow?.(created(true), noSession)).resolves.toBeUndefined();
+    const e = await rejection(a.guard?.checkCreatedRow?.(created(false), noSession) ?? Promise.resolve());
+    expect(e.code).toBe('policy_check_failed');
+  });
+
+  it('judges a row that gives every defaulted column before its insert, and leaves the stored row alone', async () => {
+    const a = await decide(drafts, 'create', user(3));
+    if (a.kind === 'deny') throw new Error('denied');
+    const e = await rejection(
+      a.guard?.prepareCreate?.([{ published: false }], noSession) ?? Promise.resolve(),
+    );
+    expect(e.code).toBe('policy_check_failed');
+    const written = { author_id: 3, published: true };
+    await expect(
+      a.guard?.checkCreatedRow?.(
+        { written, stored: { ...written, published: false }, index: 0, count: 1 },
+        noSession,
+      ),
+    ).resolves.toBeUndefined();
+  });
+
+  it('has no stored-row check when the policy reads no defaulted column', async () => {
+    const a = await decide(articles, 'create', user(3));
+    expect(a.kind === 'filter' && a.guard?.checkCreatedRow).toBeFalsy();
   });
 
   it('refuses an update whose new rows break the policy', async () => {
