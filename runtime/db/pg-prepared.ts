@@ -6,7 +6,7 @@
 // refuses a prepared statement whose result columns changed type ("cached plan must not change
 // result type", SQLSTATE 0A000).
 
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
 import { RestError } from '../../errors/rest-error.js';
@@ -18,6 +18,11 @@ const FEATURE_NOT_SUPPORTED = '0A000';
 
 interface ClientState {
   readonly generation: number;
+  /**
+   * Unique per connection (a random part per adapter, a counter per connection): a backend shared
+   * by several connections and processes (PGlite's socket server) never sees one name twice.
+   */
+  readonly prefix: string;
   readonly names: Set<string>;
 }
 
@@ -35,16 +40,19 @@ export interface PreparedStatements {
   schemaChanged(e: unknown, query: pg.QueryConfig): RestError | undefined;
 }
 
-const nameOf = (text: string): string => `rest_${createHash('sha1').update(text).digest('base64url')}`;
+const digestOf = (text: string): string => createHash('sha1').update(text).digest('base64url');
 
 export function createPreparedStatements(capacity = DEFAULT_PREPARED_PER_CONNECTION): PreparedStatements {
+  const instance = randomBytes(5).toString('hex');
   let generation = 0;
+  let connections = 0;
   const clients = new WeakMap<pg.ClientBase, ClientState>();
 
   const stateOf = (client: pg.ClientBase): ClientState => {
     let state = clients.get(client);
     if (state === undefined) {
-      state = { generation, names: new Set() };
+      connections += 1;
+      state = { generation, prefix: `rest_${instance}_${connections.toString(36)}_`, names: new Set() };
       clients.set(client, state);
     }
     return state;
@@ -59,7 +67,7 @@ export function createPreparedStatements(capacity = DEFAULT_PREPARED_PER_CONNECT
       const values = sql.values.map(bindParam);
       const state = stateOf(client);
       if (state.generation !== generation) return { text: sql.text, values };
-      const name = nameOf(sql.text);
+      const name = state.prefix + digestOf(sql.text);
       if (!state.names.has(name)) {
         if (state.names.size >= capacity) return { text: sql.text, values };
         state.names.add(name);

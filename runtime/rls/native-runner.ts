@@ -37,10 +37,7 @@ export interface NativeRunnerOptions {
 // STABLE with a parameter, so the planner never evaluates it early. Were it ever evaluated before
 // the switch it would see the login role (the owner) and refuse every request, never admit one.
 const TABLE_PARAM = SESSION_SETTINGS.length + 2;
-const SETTINGS: pg.QueryConfig = {
-  name: 'rest_rls_settings',
-  text: `SELECT set_config('role', $1, true), ${SESSION_SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')}, 1 / row_security_active($${TABLE_PARAM}::regclass)::int AS rls_in_force`,
-};
+const SETTINGS = `SELECT set_config('role', $1, true), ${SESSION_SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')}, 1 / row_security_active($${TABLE_PARAM}::regclass)::int AS rls_in_force`;
 const DIVISION_BY_ZERO = '22012';
 
 const toResult = (r: pg.QueryResult): QueryResult => ({
@@ -97,7 +94,7 @@ function pipeline(
   }
 }
 
-/** The values of the settings statement for this request, in SETTINGS' order. */
+/** The values of the settings statement for this request, in the order of SETTINGS' parameters. */
 const settingValues = (role: string, user: AuthUser, context: RunContext): string[] => [
   role,
   ...sessionSettingValues(user, context.action).map((s) => s.value),
@@ -157,7 +154,7 @@ export function createNativeRunner(options: NativeRunnerOptions): RequestRunner 
 
       const opening: pg.QueryConfig[] = [
         { text: 'BEGIN' },
-        { ...SETTINGS, values: settingValues(role, context.user, context) },
+        prepared.queryFor(c, { text: SETTINGS, values: settingValues(role, context.user, context) }),
       ];
       const first = async (sql: RenderedSql): Promise<QueryResult> => {
         const closing: pg.QueryConfig[] = mode === 'single' ? [{ text: 'COMMIT' }] : [];

@@ -23,11 +23,14 @@ describe('prepared statement names', () => {
     const c = client();
     const a = prepared.queryFor(c, sql('SELECT 1'));
     const b = prepared.queryFor(c, sql('SELECT 2'));
-    expect(a.name).toMatch(/^rest_[A-Za-z0-9_-]{27}$/);
+    expect(a.name).toMatch(/^rest_[0-9a-f]{10}_1_[A-Za-z0-9_-]{27}$/);
+    expect(a.name?.length).toBeLessThan(64);
     expect(b.name).not.toBe(a.name);
     expect(prepared.queryFor(c, sql('SELECT 3')).name).toBeUndefined();
     expect(prepared.queryFor(c, sql('SELECT 1')).name).toBe(a.name);
-    expect(prepared.queryFor(client(), sql('SELECT 3')).name).toBeDefined();
+    const other = prepared.queryFor(client(), sql('SELECT 1')).name;
+    expect(other).toBeDefined();
+    expect(other).not.toBe(a.name);
   });
 
   it('binds the values as parameters, never into the text', () => {
