@@ -13,7 +13,7 @@ import { startPgCountingProxy } from '../../bench/pg-proxy.js';
 import type { BenchReport, ScenarioRow } from '../../bench/report-model.js';
 import { CONTENDER_IDS } from '../../bench/report-model.js';
 import { requestRoleName } from '../../runtime/rls/request-role.js';
-import { isAvailable, skipReason, withPg } from '../support/databases.js';
+import { createTestDatabase, needsPgServer, serverCaseTitle, withPg, type TestDatabase } from '../support/databases.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const runScript = join(root, 'dist', 'bench', 'run.js');
@@ -51,8 +51,8 @@ const hasNumbersOrReason = (row: ScenarioRow): boolean =>
     ? row.outcome.value.rps.median > 0 && row.outcome.value.p99Ms > 0 && row.rounds.length > 0
     : row.outcome.reason.trim().length > 0;
 
-describe.skipIf(!isAvailable('postgres'))(
-  `bench smoke mode (${skipReason('postgres') ?? 'postgres'})`,
+describe.skipIf(needsPgServer())(
+  serverCaseTitle('bench smoke mode (postgres)'),
   () => {
     let outDir = '';
     let finished: Finished | undefined;
@@ -135,12 +135,21 @@ describe.skipIf(!isAvailable('postgres'))(
   },
 );
 
-describe.skipIf(!isAvailable('postgres'))(
-  `round trips counted by the bench's proxy (${skipReason('postgres') ?? 'postgres'})`,
+describe(
+  `round trips counted by the bench's proxy (postgres)`,
   () => {
+    let db: TestDatabase | undefined;
+    beforeAll(async () => {
+      db = await createTestDatabase('postgres');
+    });
+    afterAll(async () => {
+      await db?.drop();
+    });
+
     /** Flights from just before the first statement to after the client said goodbye (Terminate). */
     async function countedFlights(pipeline: boolean, statements: readonly string[]): Promise<number> {
-      const proxy = await startPgCountingProxy(pgUrl);
+      if (db === undefined) throw new Error('the suite did not start');
+      const proxy = await startPgCountingProxy(db.url);
       try {
         const client = new pg.Client({ connectionString: proxy.url, pipeline });
         await client.connect();

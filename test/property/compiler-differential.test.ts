@@ -15,7 +15,7 @@ import { dialects, postgresDialect } from '../../compiler/sql/dialect.js';
 import { renderInlinePostgres, renderSql, type RenderedSql } from '../../compiler/sql/fragment.js';
 import type { AuthUser, DialectName } from '../../compiler/types.js';
 import { ast, type Expr } from '../../grammar/ast.js';
-import { createTestDatabase, isAvailable, skipReason, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, isAvailable, pgTextCollations, skipReason, type TestDatabase } from '../support/databases.js';
 import {
   conditionArbitrary,
   edgeRows,
@@ -25,6 +25,8 @@ import {
   type TestRow,
 } from '../unit/compiler/support/typed-policies.js';
 
+// Linguistic text collations where the server has ICU (see pgTextCollations).
+const COLLATE = pgTextCollations();
 const ROWS = edgeRows(60);
 const NUM_RUNS = Number(process.env['FC_NUM_RUNS'] ?? 200);
 const SEED = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
@@ -85,7 +87,7 @@ const DDL: Readonly<Record<DialectName, string>> = {
   sqlite: `CREATE TABLE ${TABLE} (id INTEGER PRIMARY KEY, user_id INTEGER, org TEXT, score DECIMAL(12,2), flag BOOLEAN, name TEXT)`,
   // Linguistic collations, as most production databases have (en_US.UTF-8 and the like), order
   // text unlike code points; the test server's default is C.UTF-8, so they are asked for here.
-  postgres: `CREATE TABLE ${TABLE} (id integer PRIMARY KEY, user_id integer, org text COLLATE "und-x-icu", score numeric(12,2), flag boolean, name varchar(64) COLLATE "en-x-icu")`,
+  postgres: `CREATE TABLE ${TABLE} (id integer PRIMARY KEY, user_id integer, org text${COLLATE.org}, score numeric(12,2), flag boolean, name varchar(64)${COLLATE.name})`,
   // The database's default collation (case- and accent-insensitive, PAD SPACE) is kept on purpose.
   mysql: `CREATE TABLE ${TABLE} (id int PRIMARY KEY, user_id int NULL, org text NULL, score decimal(12,2) NULL, flag boolean NULL, name varchar(64) NULL)`,
 };

@@ -13,7 +13,7 @@ import { sessionSettingValues } from '../../compiler/rls/session-settings.js';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
 import type { Action, AuthUser, PolicyRow } from '../../compiler/types.js';
 import { printPolicy } from '../../grammar/print-policy.js';
-import { createTestDatabase, isAvailable, skipReason, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, isAvailable, pgTextCollations, skipReason, type TestDatabase } from '../support/databases.js';
 import {
   conditionArbitrary,
   edgeRows,
@@ -24,6 +24,8 @@ import {
   type TestRow,
 } from '../unit/compiler/support/typed-policies.js';
 
+// Linguistic text collations where the server has ICU (see pgTextCollations).
+const COLLATE = pgTextCollations();
 const ROWS = edgeRows(40);
 const NUM_RUNS = Number(process.env['FC_NUM_RUNS'] ?? 60);
 const SEED = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
@@ -54,7 +56,7 @@ describe('generated RLS on PostgreSQL', () => {
     client = new pg.Client({ connectionString: db.url });
     await client.connect();
     await client.query(
-      `CREATE TABLE ${TABLE} (id integer PRIMARY KEY, user_id integer, org text COLLATE "und-x-icu", score numeric(12,2), flag boolean, name varchar(64) COLLATE "en-x-icu")`,
+      `CREATE TABLE ${TABLE} (id integer PRIMARY KEY, user_id integer, org text${COLLATE.org}, score numeric(12,2), flag boolean, name varchar(64)${COLLATE.name})`,
     );
     for (const row of ROWS) {
       await client.query(`INSERT INTO ${TABLE} VALUES ($1, $2, $3, $4, $5, $6)`, COLUMNS.map((c) => row[c]));

@@ -1,6 +1,8 @@
 // Test databases: every suite gets its own randomly named database and drops it afterwards.
-// SQLite always runs; PostgreSQL and MariaDB run when REST_TEST_PG_URL / REST_TEST_MYSQL_URL
-// are set (CI sets and requires them); otherwise their cases are skipped, loudly.
+// SQLite always runs. PostgreSQL runs on the server of REST_TEST_PG_URL (CI sets and requires
+// it); without it, on an embedded PostgreSQL (PGlite, one instance per test database, served
+// over TCP by pglite-socket), where the few cases that need a real server skip with their reason.
+// MariaDB runs when REST_TEST_MYSQL_URL is set; otherwise its cases are skipped, loudly.
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +19,8 @@ export interface TestDatabase {
   readonly url: string;
   readonly name: string;
   drop(): Promise<void>;
+  /** After drop(): drops cluster-wide roles the tests made (an embedded PostgreSQL took them along). */
+  dropRoles(roles: readonly string[]): Promise<void>;
 }
 
 const envUrl: Readonly<Record<Exclude<DialectName, 'sqlite'>, string | undefined>> = {
@@ -26,14 +30,55 @@ const envUrl: Readonly<Record<Exclude<DialectName, 'sqlite'>, string | undefined
 
 export const ALL_KINDS: readonly DialectName[] = ['sqlite', 'postgres', 'mysql'];
 
+/** No PostgreSQL server was given: PostgreSQL cases run on an embedded PGlite. */
+export const EMBEDDED_PG = !envUrl.postgres;
+
 export function isAvailable(kind: DialectName): boolean {
-  return kind === 'sqlite' || Boolean(envUrl[kind]);
+  return kind !== 'mysql' || Boolean(envUrl.mysql);
 }
 
 export function skipReason(kind: DialectName): string | undefined {
   if (isAvailable(kind)) return undefined;
-  const variable = kind === 'postgres' ? 'REST_TEST_PG_URL' : 'REST_TEST_MYSQL_URL';
-  return `${kind} skipped: ${variable} is not set`;
+  return `${kind} skipped: REST_TEST_MYSQL_URL is not set`;
+}
+
+/** For a case that needs a real PostgreSQL server: true (skip) on the embedded one. */
+export const needsPgServer = (kind: DialectName = 'postgres'): boolean => kind === 'postgres' && EMBEDDED_PG;
+
+/** Column collations for text: linguistic (ICU) on a server; PGlite is built without ICU. */
+export const pgTextCollations = (): { readonly org: string; readonly name: string } =>
+  EMBEDDED_PG ? { org: '', name: '' } : { org: ' COLLATE "und-x-icu"', name: ' COLLATE "en-x-icu"' };
+
+/** Why a case is skipped on the embedded PostgreSQL. */
+export const PG_SERVER_ONLY =
+  'needs a PostgreSQL server (REST_TEST_PG_URL): PGlite has one backend, one login role and no cross-connection NOTIFY';
+
+/** A case's title, saying why it skips on the embedded PostgreSQL. */
+export const serverCaseTitle = (title: string, kind: DialectName = 'postgres'): string =>
+  needsPgServer(kind) ? `${title} (skipped: ${PG_SERVER_ONLY})` : title;
+
+/** A PGlite instance served over TCP on a free port: a database of its own. */
+async function startEmbeddedPg(): Promise<TestDatabase> {
+  const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite-socket'),
+  ]);
+  const db = await PGlite.create();
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 100 });
+  await server.start();
+  // PGlite holds the one database "postgres"; the name is what current_database() says.
+  const name = 'postgres';
+  const url = `postgres://postgres@${server.getServerConn()}/${name}`;
+  return {
+    kind: 'postgres',
+    name,
+    url,
+    drop: async () => {
+      await server.stop();
+      await db.close();
+    },
+    dropRoles: async () => undefined,
+  };
 }
 
 const randomName = (): string => `rest_test_${randomBytes(6).toString('hex')}`;
@@ -55,15 +100,21 @@ export async function createTestDatabase(kind: DialectName): Promise<TestDatabas
         name,
         url: `sqlite://${file}`,
         drop: async () => rmSync(dir, { recursive: true, force: true }),
+        dropRoles: async () => undefined,
       };
     }
     case 'postgres': {
+      if (EMBEDDED_PG) return startEmbeddedPg();
       const admin = requireUrl(kind);
       await withPg(admin, (c) => c.query(`CREATE DATABASE ${name}`));
       return {
         kind,
         name,
         url: withDatabase(admin, name),
+        dropRoles: (roles) =>
+          withPg(admin, async (c) => {
+            for (const role of roles) await c.query(`DROP ROLE IF EXISTS ${role}`);
+          }),
         // A server with -db.rls on creates its request role (cluster-wide) for this database.
         drop: () =>
           withPg(admin, async (c) => {
@@ -79,6 +130,7 @@ export async function createTestDatabase(kind: DialectName): Promise<TestDatabas
         kind,
         name,
         url: withDatabase(admin, name),
+        dropRoles: async () => undefined,
         drop: () => withMysql(admin, (c) => c.query(`DROP DATABASE IF EXISTS ${name}`)).then(() => {}),
       };
     }

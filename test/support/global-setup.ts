@@ -1,10 +1,25 @@
-// Runs once before the suite: in CI every database must answer; elsewhere a missing one is
-// announced loudly, and its cases skip with that reason.
+// Runs once before the suite: in CI every database server must answer; elsewhere a missing
+// one is announced loudly — PostgreSQL cases then run on an embedded PGlite (those that need a
+// server skip), MariaDB cases skip.
 
-import { ALL_KINDS, isAvailable, skipReason, withMysql, withPg } from './databases.js';
+import {
+  ALL_KINDS,
+  EMBEDDED_PG,
+  PG_SERVER_ONLY,
+  isAvailable,
+  skipReason,
+  withMysql,
+  withPg,
+} from './databases.js';
 
 export async function setup(): Promise<void> {
   const ci = process.env['CI'] === 'true' || process.env['CI'] === '1';
+  if (EMBEDDED_PG) {
+    if (ci) throw new Error('CI requires every database: REST_TEST_PG_URL is not set');
+    console.warn(
+      `\n!!! POSTGRESQL: REST_TEST_PG_URL IS NOT SET — ITS CASES RUN ON AN EMBEDDED PGLITE; CASES THAT ${PG_SERVER_ONLY.toUpperCase()} ARE SKIPPED !!!\n`,
+    );
+  }
   for (const kind of ALL_KINDS) {
     if (!isAvailable(kind)) {
       const reason = skipReason(kind) ?? '';

@@ -115,7 +115,7 @@ const SUITE_TARGETS: ReadonlyArray<{ readonly kind: DialectName; readonly rls: b
 /** Runs `body` once per database kind with a fresh database, server and accounts. */
 export function forEachAuthDatabase(
   title: string,
-  body: (ctx: () => PolicyContext) => void,
+  body: (ctx: () => PolicyContext, kind: DialectName) => void,
   options: SuiteOptions = {},
 ): void {
   for (const { kind, rls } of SUITE_TARGETS) {
@@ -136,7 +136,7 @@ export function forEachAuthDatabase(
         body(() => {
           if (ctx === undefined) throw new Error('the suite did not start');
           return ctx;
-        });
+        }, kind);
       },
     );
   }

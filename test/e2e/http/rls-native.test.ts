@@ -87,9 +87,7 @@ describe.skipIf(!isAvailable('postgres'))(
         await side.server.handle.close();
         await side.db.drop();
       }
-      await withPg(process.env['REST_TEST_PG_URL'] ?? '', async (c) => {
-        for (const r of extraRoles) await c.query(`DROP ROLE IF EXISTS ${r}`);
-      });
+      await native?.db.dropRoles(extraRoles);
     });
     beforeEach(async () => {
       for (const side of sides) {

@@ -8,8 +8,8 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestDatabase,
-  isAvailable,
-  skipReason,
+  needsPgServer,
+  serverCaseTitle,
   withPg,
   type TestDatabase,
 } from '../../support/databases.js';
@@ -37,8 +37,8 @@ async function within(ms: number, probe: () => Promise<boolean>): Promise<number
   }
 }
 
-describe.skipIf(!isAvailable('postgres'))(
-  `native RLS across processes (${skipReason('postgres') ?? 'postgres'})`,
+describe.skipIf(needsPgServer())(
+  serverCaseTitle('native RLS across processes (postgres)'),
   () => {
     let db: TestDatabase;
     let a: RestProcess;
@@ -69,7 +69,7 @@ describe.skipIf(!isAvailable('postgres'))(
         [a, b].map((p) => (p !== undefined && p.child.exitCode === null ? p.stop('SIGKILL') : undefined)),
       );
       await db?.drop();
-      await withPg(process.env['REST_TEST_PG_URL'] ?? '', (c) => c.query(`DROP ROLE IF EXISTS ${loginRole}`));
+      await db?.dropRoles([loginRole]);
     });
 
     const selectPolicy = (): Promise<string> =>

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgChangeListener } from '../../../../runtime/policies/pg-change-listener.js';
 import {
   createTestDatabase,
-  isAvailable,
-  skipReason,
+  needsPgServer,
+  serverCaseTitle,
   withPg,
   type TestDatabase,
 } from '../../../support/databases.js';
@@ -16,8 +16,8 @@ const waitFor = async (check: () => boolean, ms: number): Promise<void> => {
   }
 };
 
-describe.skipIf(!isAvailable('postgres'))(
-  `pg change listener (${skipReason('postgres') ?? 'postgres'})`,
+describe.skipIf(needsPgServer())(
+  serverCaseTitle('pg change listener (postgres)'),
   () => {
     let db: TestDatabase;
     beforeAll(async () => {

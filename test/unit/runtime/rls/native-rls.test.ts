@@ -18,8 +18,8 @@ import { GENERATED_MARKER, reconcileRls } from '../../../../runtime/rls/reconcil
 import { requestRoleName } from '../../../../runtime/rls/request-role.js';
 import {
   createTestDatabase,
-  isAvailable,
-  skipReason,
+  needsPgServer,
+  serverCaseTitle,
   withPg,
   type TestDatabase,
 } from '../../../support/databases.js';
@@ -44,8 +44,8 @@ const DDL = [
   "INSERT INTO notes (user_id, body) VALUES (1, 'a1'), (1, 'a2'), (2, 'b1')",
 ];
 
-describe.skipIf(!isAvailable('postgres'))(
-  `native RLS on PostgreSQL (${skipReason('postgres') ?? 'postgres'})`,
+describe(
+  'native RLS on PostgreSQL',
   () => {
     let db: TestDatabase;
     let adapter: DbAdapter;
@@ -79,9 +79,7 @@ describe.skipIf(!isAvailable('postgres'))(
       await pool?.end();
       await adapter?.close();
       await db?.drop();
-      await withPg(process.env['REST_TEST_PG_URL'] ?? '', async (c) => {
-        for (const r of extraRoles) await c.query(`DROP ROLE IF EXISTS ${r}`);
-      });
+      await db?.dropRoles(extraRoles);
     });
     beforeEach(async () => {
       await admin((c) => c.query("DELETE FROM notes WHERE body NOT IN ('a1', 'a2', 'b1')"));
@@ -131,7 +129,8 @@ describe.skipIf(!isAvailable('postgres'))(
         }
       });
 
-      it('fails at startup with one message naming every missing right when the login role lacks them', async () => {
+      const missingRights = 'fails at startup with one message naming every missing right when the login role lacks them';
+      it.skipIf(needsPgServer())(serverCaseTitle(missingRights), async () => {
         const login = newRole();
         await admin((c) => c.query(`CREATE ROLE ${login} LOGIN`));
         const url = new URL(db.url);
@@ -365,7 +364,8 @@ describe.skipIf(!isAvailable('postgres'))(
         expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
       });
 
-      it('answers 503 when the backend dies mid-request, destroys that connection, and serves the next request', async () => {
+      const backendDies = 'answers 503 when the backend dies mid-request, destroys that connection, and serves the next request';
+      it.skipIf(needsPgServer())(serverCaseTitle(backendDies), async () => {
         // Settle the request's promise at once: it rejects as soon as the backend is killed,
         // possibly while the loop below is still polling, and must not count as unhandled.
         const slow = runner
