@@ -1,7 +1,9 @@
-// Per-process resource readings from Linux /proc: CPU time (utime+stime) and peak RSS (VmHWM).
+// Resource readings from Linux /proc and the OS: per-process CPU time (utime+stime) and peak RSS
+// (VmHWM), and how busy the whole machine is.
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 
 let ticksPerSecond: number | undefined;
 
@@ -41,4 +43,29 @@ export function peakRssBytes(pid: number): number | undefined {
   }
   const match = /^VmHWM:\s+(\d+)\s+kB$/m.exec(status);
   return match?.[1] === undefined ? undefined : Number(match[1]) * 1024;
+}
+
+/** Busy and total CPU time summed over every core since boot (os.cpus(), in ms). */
+function cpuTotals(): { readonly busy: number; readonly total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    const sum = times.user + times.nice + times.sys + times.irq + times.idle;
+    busy += sum - times.idle;
+    total += sum;
+  }
+  return { busy, total };
+}
+
+/**
+ * The share of the machine's CPU (0–1, over all cores) in use during `ms`, sampled while the bench
+ * itself runs nothing: other work on the machine. Unlike the load average it does not remember
+ * the build that `npm run bench` ran just before.
+ */
+export async function machineBusyShare(ms = 2000): Promise<number> {
+  const before = cpuTotals();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const after = cpuTotals();
+  const total = after.total - before.total;
+  return total > 0 ? (after.busy - before.busy) / total : 0;
 }

@@ -104,6 +104,10 @@ export interface BenchReport {
     readonly restCommit: string;
     readonly loadAverageAtStart: number;
     readonly loadAverageAtEnd: number;
+    /** Share of all cores in use during 2 s before the bench starts anything (0–1): other work. */
+    readonly busyShareAtStart: number;
+    /** The same, sampled after every contender has stopped. */
+    readonly busyShareAtEnd: number;
   };
   readonly config: {
     readonly rows: number;

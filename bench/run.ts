@@ -18,7 +18,7 @@ import { generateBenchData, seededRandom, type BenchData } from './generate-data
 import { isFullProtocol, parseBenchOptions, type BenchOptions } from './options.js';
 import { backendCpuDelta, openPgBackendMeter, type PgBackendMeter } from './pg-backends.js';
 import { probeLogin, probeReads, probeWrites } from './probe.js';
-import { cpuMicros, peakRssBytes } from './proc-stats.js';
+import { cpuMicros, machineBusyShare, peakRssBytes } from './proc-stats.js';
 import {
   ratiosByRound,
   summarize,
@@ -400,7 +400,9 @@ function compilerBench(options: BenchOptions): Promise<Measured<string>> {
   });
 }
 
-async function machineInfo(pgUrl: string): Promise<Omit<BenchReport['machine'], 'loadAverageAtEnd'>> {
+type MachineAtStart = Omit<BenchReport['machine'], 'loadAverageAtEnd' | 'busyShareAtStart' | 'busyShareAtEnd'>;
+
+async function machineInfo(pgUrl: string): Promise<MachineAtStart> {
   const cpuList = cpus();
   const client = new pg.Client({ connectionString: pgUrl });
   await client.connect();
@@ -513,6 +515,7 @@ async function main(): Promise<number> {
   );
   let data: BenchData | undefined;
   let dropped = false;
+  const busyShareAtStart = await machineBusyShare();
   try {
     const t0 = performance.now();
     data = await generateBenchData({ pgAdminUrl: options.pgAdminUrl, dir: workDir, shape: options.data });
@@ -624,6 +627,7 @@ async function main(): Promise<number> {
       if (c.server !== undefined && c.server.isRunning()) c.peakRss = peakRssBytes(c.server.pid) ?? null;
     }
     await cleanup.runAll();
+    const busyShareAtEnd = await machineBusyShare();
     const compiler = await compilerBench(options);
 
     const baseline = stateOf('baseline');
@@ -644,7 +648,7 @@ async function main(): Promise<number> {
       startedAt,
       finishedAt: new Date().toISOString(),
       command: `npm run bench${args === '' ? '' : ` -- ${args}`}`,
-      machine: { ...machine, loadAverageAtEnd: loadavg()[0] ?? 0 },
+      machine: { ...machine, loadAverageAtEnd: loadavg()[0] ?? 0, busyShareAtStart, busyShareAtEnd },
       config: {
         rows: options.data.rows,
         users: options.data.users,
