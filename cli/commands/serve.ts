@@ -5,7 +5,6 @@ import { setFlagsFromString } from 'node:v8';
 import type { CommandModule } from 'yargs';
 import { RestError } from '../../errors/rest-error.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../../runtime/logger.js';
-import { startServer } from '../../runtime/server.js';
 import type { GlobalArgs } from '../config/global-options.js';
 import { loadConfig } from '../config/load-config.js';
 
@@ -50,6 +49,8 @@ export async function serve(args: GlobalArgs): Promise<void> {
   const config = loadConfig({ flags: args, env: process.env });
   const logger = createLogger({ level: logLevelFromEnv() });
   const stopped = nextStopSignal();
+  // Loaded here so that the other commands and --help never load express and the request path.
+  const { startServer } = await import('../../runtime/server.js');
   const server = await startServer(config, { logger });
   const signal = await stopped;
   logger.info({ signal }, `${signal}: finishing in-flight requests and shutting down`);
