@@ -4,11 +4,17 @@
 // the write's transaction (owner columns filled on create).
 
 import type { ColumnTypes } from '../../compiler/analyze.js';
-import type { CompiledPolicy, PolicySet } from '../../compiler/policy-set.js';
+import type { CompiledPolicy, Decision, PolicySet } from '../../compiler/policy-set.js';
 import type { AuthUser, ColumnType } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { Row, TableInfo } from '../db/adapter.js';
-import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../plan/authorizer.js';
+import type {
+  Authorization,
+  AuthorizationRequest,
+  Authorizer,
+  WriteGuard,
+  WriteRow,
+} from '../plan/authorizer.js';
 import type { PolicyCache } from '../policy-cache.js';
 import { isSecretColumn } from './secret-columns.js';
 
@@ -34,7 +40,7 @@ export function policyColumnTypes(table: TableInfo): ColumnTypes {
 }
 
 /** 403 naming the first column a policy reads that the table lacks (SPEC §4.4). */
-export function missingColumnDenial(table: string, column: string): Authorization {
+function missingColumnDenial(table: string, column: string): Authorization {
   return {
     kind: 'deny',
     reason: {
@@ -135,17 +141,44 @@ function updateGuard(policy: CompiledPolicy, user: AuthUser): WriteGuard {
   };
 }
 
+/** The table's compiled policy for the action and its in-process decision for the user. */
+export type InProcessDecision =
+  | { readonly kind: 'denied'; readonly denial: Authorization }
+  | {
+      readonly kind: 'decided';
+      readonly compiled: PolicySet;
+      readonly policy: CompiledPolicy;
+      readonly decision: Decision;
+    };
+
+/**
+ * The first step of both enforcement paths: resolve the cached compiled policy and decide its
+ * auth_user parts in-process; a policy naming a column the table lacks denies (403 naming it).
+ */
+export async function decideInProcess(
+  policies: PortableAuthorizerDeps['policies'],
+  { table, action, user }: AuthorizationRequest,
+): Promise<InProcessDecision> {
+  const { compiled } = await policies.get();
+  const policy = compiled.policyFor(table.name, action, policyColumnTypes(table));
+  const missing = policy.missingColumns[0];
+  if (missing !== undefined) {
+    // The policy cannot apply on this table; an anonymous user is told to log in first.
+    const denial = user.is_authenticated
+      ? missingColumnDenial(table.name, missing)
+      : { kind: 'deny' as const };
+    return { kind: 'denied', denial };
+  }
+  return { kind: 'decided', compiled, policy, decision: policy.decide(user) };
+}
+
 export function createPortableAuthorizer(deps: PortableAuthorizerDeps): Authorizer {
   return {
-    async authorize({ table, action, user }): Promise<Authorization> {
-      const { compiled } = await deps.policies.get();
-      const policy = compiled.policyFor(table.name, action, policyColumnTypes(table));
-      const missing = policy.missingColumns[0];
-      if (missing !== undefined) {
-        // The policy cannot apply on this table; an anonymous user is told to log in first.
-        return user.is_authenticated ? missingColumnDenial(table.name, missing) : { kind: 'deny' };
-      }
-      const decision = policy.decide(user);
+    async authorize(request): Promise<Authorization> {
+      const decided = await decideInProcess(deps.policies, request);
+      if (decided.kind === 'denied') return decided.denial;
+      const { table, action, user } = request;
+      const { policy, decision } = decided;
       switch (decision.kind) {
         case 'deny':
           return { kind: 'deny' };

@@ -9,7 +9,7 @@ import type { AuthUser } from '../../compiler/types.js';
 import type { TableInfo } from '../db/adapter.js';
 import type { Authorization, Authorizer, WriteGuard } from '../plan/authorizer.js';
 import type { PolicyCache } from '../policy-cache.js';
-import { fillOwnerColumns, missingColumnDenial, policyColumnTypes } from '../policies/portable-authorizer.js';
+import { decideInProcess, fillOwnerColumns } from '../policies/portable-authorizer.js';
 
 export interface RlsSync {
   /** Resolves once the database's generated policies of `table` match `policies`; throws when they cannot. */
@@ -29,14 +29,11 @@ const ownerFill = (policy: CompiledPolicy, user: AuthUser): WriteGuard => ({
 
 export function createNativeAuthorizer(deps: NativeAuthorizerDeps): Authorizer {
   return {
-    async authorize({ table, action, user }): Promise<Authorization> {
-      const { compiled } = await deps.policies.get();
-      const policy = compiled.policyFor(table.name, action, policyColumnTypes(table));
-      const missing = policy.missingColumns[0];
-      if (missing !== undefined) {
-        return user.is_authenticated ? missingColumnDenial(table.name, missing) : { kind: 'deny' };
-      }
-      const decision = policy.decide(user);
+    async authorize(request): Promise<Authorization> {
+      const decided = await decideInProcess(deps.policies, request);
+      if (decided.kind === 'denied') return decided.denial;
+      const { table, action, user } = request;
+      const { compiled, policy, decision } = decided;
       if (decision.kind === 'deny') return { kind: 'deny' };
       await deps.rls.ensure(table, compiled);
       if (action === 'create' && decision.kind === 'filter' && policy.ownerColumns.length > 0) {
