@@ -6,7 +6,8 @@ import type { DialectName } from '../../compiler/types.js';
 import { createAdapter } from '../../runtime/db/create-adapter.js';
 import type { DbAdapter, Row } from '../../runtime/db/adapter.js';
 import { DEFAULT_POLICIES, createAuthTables, setupAuth } from '../../runtime/auth/setup.js';
-import { ALL_KINDS, createTestDatabase, isAvailable, needsPgServer, serverCaseTitle, skipReason } from '../support/databases.js';
+import { ALL_KINDS, createTestDatabase, isAvailable, skipReason } from '../support/databases.js';
+import { serverDescribe } from '../support/server-only.js';
 import type { TestDatabase } from '../support/databases.js';
 
 const selectAll = async (adapter: DbAdapter, table: string): Promise<readonly Row[]> =>
@@ -87,8 +88,7 @@ describe.each(ALL_KINDS)('auth setup on %s', (kind: DialectName) => {
     });
   });
 
-  const concurrent = serverCaseTitle('ten simultaneous setups on ten connections', kind);
-  describe.skipIf(skip || needsPgServer(kind))(skip ? (skipReason(kind) ?? '') : concurrent, () => {
+  serverDescribe(kind)('ten simultaneous setups on ten connections', () => {
     let db: TestDatabase;
     let adapters: DbAdapter[] = [];
 

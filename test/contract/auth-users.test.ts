@@ -12,7 +12,8 @@ import { setupAuth } from '../../runtime/auth/setup.js';
 import { authenticateUser, listUsers, registerUser } from '../../runtime/auth/users.js';
 import type { DbAdapter, Row } from '../../runtime/db/adapter.js';
 import { createAdapter } from '../../runtime/db/create-adapter.js';
-import { ALL_KINDS, createTestDatabase, isAvailable, needsPgServer, serverCaseTitle, skipReason } from '../support/databases.js';
+import { ALL_KINDS, createTestDatabase, isAvailable, skipReason } from '../support/databases.js';
+import { serverIt } from '../support/server-only.js';
 import type { TestDatabase } from '../support/databases.js';
 
 const NFC_ELISE = '\u00C9lise';
@@ -118,7 +119,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
 
     // On PGlite the two connections share one backend, so one's failed transaction aborts the other's.
     const racing = 'lets exactly one of concurrent registers of Bob, bob, BOB, bOB, boB win (two connections)';
-    it.skipIf(needsPgServer(kind))(serverCaseTitle(racing, kind), async () => {
+    serverIt(kind)(racing, async () => {
       const names = ['Bob', 'bob', 'BOB', 'bOB', 'boB'];
       const results = await Promise.allSettled(
         names.map((username, i) => registerUser(i % 2 === 0 ? adapter : other, { username, password: 'password1' }, { hasher })),

@@ -7,7 +7,8 @@ import type { DialectName } from '../../compiler/types.js';
 import { RestError, type ErrorCategory } from '../../errors/rest-error.js';
 import { createAdapter } from '../../runtime/db/create-adapter.js';
 import { parseDbUrl } from '../../runtime/db/parse-db-url.js';
-import { ALL_KINDS, isAvailable, needsPgServer, serverCaseTitle, skipReason, withMysql, withPg } from '../support/databases.js';
+import { ALL_KINDS, isAvailable, skipReason, withMysql, withPg } from '../support/databases.js';
+import { serverIt } from '../support/server-only.js';
 import { closeFixture, openFixture, q, rejection, type AdapterFixture } from './db-support.js';
 
 const DDL: readonly string[] = [
@@ -344,8 +345,7 @@ describe('createAdapter', () => {
   });
 
   for (const kind of ['postgres', 'mysql'] as const) {
-    const title = serverCaseTitle(`reports a missing ${kind} database by name`, kind);
-    it.skipIf(!isAvailable(kind) || needsPgServer(kind))(title, async () => {
+    serverIt(kind)(`reports a missing ${kind} database by name`, async () => {
       const admin = new URL(
         String(process.env[kind === 'postgres' ? 'REST_TEST_PG_URL' : 'REST_TEST_MYSQL_URL']),
       );

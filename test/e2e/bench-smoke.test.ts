@@ -13,7 +13,8 @@ import { startPgCountingProxy } from '../../bench/pg-proxy.js';
 import type { BenchReport, ScenarioRow } from '../../bench/report-model.js';
 import { CONTENDER_IDS } from '../../bench/report-model.js';
 import { requestRoleName } from '../../runtime/rls/request-role.js';
-import { createTestDatabase, needsPgServer, serverCaseTitle, withPg, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, withPg, type TestDatabase } from '../support/databases.js';
+import { serverDescribe } from '../support/server-only.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const runScript = join(root, 'dist', 'bench', 'run.js');
@@ -51,8 +52,8 @@ const hasNumbersOrReason = (row: ScenarioRow): boolean =>
     ? row.outcome.value.rps.median > 0 && row.outcome.value.p99Ms > 0 && row.rounds.length > 0
     : row.outcome.reason.trim().length > 0;
 
-describe.skipIf(needsPgServer())(
-  serverCaseTitle('bench smoke mode (postgres)'),
+serverDescribe()(
+  'bench smoke mode (postgres)',
   () => {
     let outDir = '';
     let finished: Finished | undefined;

@@ -13,7 +13,7 @@ import { sessionSettingValues } from '../../compiler/rls/session-settings.js';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
 import type { Action, AuthUser, PolicyRow } from '../../compiler/types.js';
 import { printPolicy } from '../../grammar/print-policy.js';
-import { createTestDatabase, isAvailable, pgTextCollations, skipReason, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, pgTextCollations, type TestDatabase } from '../support/databases.js';
 import {
   conditionArbitrary,
   edgeRows,
@@ -46,12 +46,10 @@ const policyRowsArbitrary: fc.Arbitrary<PolicyRow[]> = fc.array(
 type Outcome = { readonly ids: readonly number[] } | { readonly error: string };
 
 describe('generated RLS on PostgreSQL', () => {
-  const available = isAvailable('postgres');
   let db: TestDatabase | undefined;
   let client: pg.Client | undefined;
 
   beforeAll(async () => {
-    if (!available) return;
     db = await createTestDatabase('postgres');
     client = new pg.Client({ connectionString: db.url });
     await client.connect();
@@ -111,7 +109,7 @@ describe('generated RLS on PostgreSQL', () => {
   const INSERT = `INSERT INTO ${TABLE} (${COLUMNS.join(', ')}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`;
   const UPDATE = `UPDATE ${TABLE} SET ${COLUMNS.slice(1).map((c, i) => `${c} = $${i + 1}`).join(', ')} RETURNING id`;
 
-  it.skipIf(!available)(`every action under the rest role returns what check accepts, other roles see every row (${NUM_RUNS} runs; ${skipReason('postgres') ?? 'postgres'})`, async () => {
+  it(`every action under the rest role returns what check accepts, other roles see every row (${NUM_RUNS} runs; postgres)`, async () => {
     await fc.assert(
       fc.asyncProperty(policyRowsArbitrary, userArbitrary, rowArbitrary(1000), async (rows, user, fresh) => {
         await apply(rows);
@@ -143,7 +141,7 @@ describe('generated RLS on PostgreSQL', () => {
     );
   }, 300_000);
 
-  it.skipIf(!available)(`the rest role without settings (a pooled connection after a request) sees nothing and errs nowhere (${skipReason('postgres') ?? 'postgres'})`, async () => {
+  it(`the rest role without settings (a pooled connection after a request) sees nothing and errs nowhere (postgres)`, async () => {
     await apply([{ id: 1, table_name: 'all', action: 'all', expression: 'user_id = auth_user.id or auth_user.claims.ok', description: '' }]);
     const admin: AuthUser = { id: 1, username: 'root', is_admin: true, is_authenticated: true, claims: { ok: true } };
     expect(await request(REST_ROLE, admin, 'read', `SELECT id FROM ${TABLE}`)).toEqual({ ids: ROWS.map((r) => r.id) });

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../compiler/types.js';
-import { createTestDatabase, isAvailable, skipReason, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { call, type Reply } from '../support/http.js';
 import { openRawSql, startTestServer, testConfig, type RawSql, type TestServer } from '../support/server.js';
 
@@ -175,8 +175,8 @@ function outcome(reply: Reply): unknown {
   return { status: reply.status, body: json !== undefined && 'id' in json ? normalizeRow(json) : json };
 }
 
-describe.skipIf(!isAvailable('postgres'))(
-  `native RLS ≡ portable path ≡ SQLite (${skipReason('postgres') ?? 'postgres'})`,
+describe(
+  `native RLS ≡ portable path ≡ SQLite (postgres)`,
   () => {
     const secret = randomBytes(32).toString('base64url');
     const key = new TextEncoder().encode(secret);

@@ -42,20 +42,18 @@ export function skipReason(kind: DialectName): string | undefined {
   return `${kind} skipped: REST_TEST_MYSQL_URL is not set`;
 }
 
-/** For a case that needs a real PostgreSQL server: true (skip) on the embedded one. */
-export const needsPgServer = (kind: DialectName = 'postgres'): boolean => kind === 'postgres' && EMBEDDED_PG;
-
 /** Column collations for text: linguistic (ICU) on a server; PGlite is built without ICU. */
 export const pgTextCollations = (): { readonly org: string; readonly name: string } =>
   EMBEDDED_PG ? { org: '', name: '' } : { org: ' COLLATE "und-x-icu"', name: ' COLLATE "en-x-icu"' };
 
-/** Why a case is skipped on the embedded PostgreSQL. */
+/** Why a case that needs a real PostgreSQL server is skipped on the embedded one. */
 export const PG_SERVER_ONLY =
   'needs a PostgreSQL server (REST_TEST_PG_URL): PGlite has one backend, one login role and no cross-connection NOTIFY';
 
-/** A case's title, saying why it skips on the embedded PostgreSQL. */
-export const serverCaseTitle = (title: string, kind: DialectName = 'postgres'): string =>
-  needsPgServer(kind) ? `${title} (skipped: ${PG_SERVER_ONLY})` : title;
+/** Why a case that needs `kind`'s database server skips here, or undefined when it runs. */
+export function serverSkipReason(kind: DialectName): string | undefined {
+  return skipReason(kind) ?? (kind === 'postgres' && EMBEDDED_PG ? PG_SERVER_ONLY : undefined);
+}
 
 /** A PGlite instance served over TCP on a free port: a database of its own. */
 async function startEmbeddedPg(): Promise<TestDatabase> {

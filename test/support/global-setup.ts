@@ -17,7 +17,7 @@ export async function setup(): Promise<void> {
   if (EMBEDDED_PG) {
     if (ci) throw new Error('CI requires every database: REST_TEST_PG_URL is not set');
     console.warn(
-      `\n!!! POSTGRESQL: REST_TEST_PG_URL IS NOT SET — ITS CASES RUN ON AN EMBEDDED PGLITE; CASES THAT ${PG_SERVER_ONLY.toUpperCase()} ARE SKIPPED !!!\n`,
+      `\n!!! POSTGRESQL: REST_TEST_PG_URL IS NOT SET — ITS CASES RUN ON AN EMBEDDED PGLITE; CASES THAT NEED A SERVER ARE SKIPPED: ${PG_SERVER_ONLY.toUpperCase()} !!!\n`,
     );
   }
   for (const kind of ALL_KINDS) {

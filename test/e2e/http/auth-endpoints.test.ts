@@ -1,6 +1,7 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { createTestDatabase, isAvailable, needsPgServer, serverCaseTitle, skipReason, ALL_KINDS } from '../../support/databases.js';
+import { createTestDatabase, isAvailable, skipReason, ALL_KINDS } from '../../support/databases.js';
+import { serverIt } from '../../support/server-only.js';
 import { client } from '../../support/http.js';
 import { openRawSql, startTestServer, testConfig } from '../../support/server.js';
 import { expectError } from './matrix.js';
@@ -161,8 +162,7 @@ describe('login rate limit', () => {
 
 for (const kind of ALL_KINDS) {
   describe.skipIf(!isAvailable(kind))(`concurrent setups [${kind}]${skipReason(kind) ?? ''}`, () => {
-    const title = 'ten simultaneous POST /auth/setup → one 201, nine 409, one admin, three policies';
-    it.skipIf(needsPgServer(kind))(serverCaseTitle(title, kind), async () => {
+    serverIt(kind)('ten simultaneous POST /auth/setup → one 201, nine 409, one admin, three policies', async () => {
       const ctx = await startAuthSuite(kind, { noSetup: true });
       try {
         const replies = await Promise.all(Array.from({ length: 10 }, () => ctx.http.post('/auth/setup', {})));

@@ -9,8 +9,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { requestRoleName } from '../../../runtime/rls/request-role.js';
 import {
   createTestDatabase,
-  isAvailable,
-  skipReason,
   withPg,
   type TestDatabase,
 } from '../../support/databases.js';
@@ -28,8 +26,8 @@ const key = new TextEncoder().encode(secret);
 const sign = (claims: Record<string, unknown>): Promise<string> =>
   new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(key);
 
-describe.skipIf(!isAvailable('postgres'))(
-  `native RLS over HTTP (${skipReason('postgres') ?? 'postgres'})`,
+describe(
+  `native RLS over HTTP (postgres)`,
   () => {
     const sides: Side[] = [];
     const auth: Record<'alice' | 'bob' | 'admin', Record<string, string>> = { alice: {}, bob: {}, admin: {} };

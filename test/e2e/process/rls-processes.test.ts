@@ -5,14 +5,13 @@
 
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   createTestDatabase,
-  needsPgServer,
-  serverCaseTitle,
   withPg,
   type TestDatabase,
 } from '../../support/databases.js';
+import { serverDescribe } from '../../support/server-only.js';
 import { runRest, spawnRest, type RestProcess } from './rest-process.js';
 
 const PROPAGATION_MS = 2000;
@@ -37,8 +36,8 @@ async function within(ms: number, probe: () => Promise<boolean>): Promise<number
   }
 }
 
-describe.skipIf(needsPgServer())(
-  serverCaseTitle('native RLS across processes (postgres)'),
+serverDescribe()(
+  'native RLS across processes (postgres)',
   () => {
     let db: TestDatabase;
     let a: RestProcess;

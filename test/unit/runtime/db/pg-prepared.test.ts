@@ -8,8 +8,6 @@ import { createPgAdapter } from '../../../../runtime/db/pg-adapter.js';
 import { createPreparedStatements } from '../../../../runtime/db/pg-prepared.js';
 import {
   createTestDatabase,
-  isAvailable,
-  skipReason,
   withPg,
   type TestDatabase,
 } from '../../../support/databases.js';
@@ -52,8 +50,8 @@ describe('prepared statement names', () => {
   });
 });
 
-describe.skipIf(!isAvailable('postgres'))(
-  `prepared statements on PostgreSQL (${skipReason('postgres') ?? 'postgres'})`,
+describe(
+  `prepared statements on PostgreSQL (postgres)`,
   () => {
     let db: TestDatabase;
     let adapter: DbAdapter;

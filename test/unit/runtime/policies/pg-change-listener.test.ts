@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPgChangeListener } from '../../../../runtime/policies/pg-change-listener.js';
 import {
   createTestDatabase,
-  needsPgServer,
-  serverCaseTitle,
   withPg,
   type TestDatabase,
 } from '../../../support/databases.js';
+import { serverDescribe } from '../../../support/server-only.js';
 
 const waitFor = async (check: () => boolean, ms: number): Promise<void> => {
   const until = Date.now() + ms;
@@ -16,8 +15,8 @@ const waitFor = async (check: () => boolean, ms: number): Promise<void> => {
   }
 };
 
-describe.skipIf(needsPgServer())(
-  serverCaseTitle('pg change listener (postgres)'),
+serverDescribe()(
+  'pg change listener (postgres)',
   () => {
     let db: TestDatabase;
     beforeAll(async () => {

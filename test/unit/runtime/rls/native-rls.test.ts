@@ -18,11 +18,10 @@ import { GENERATED_MARKER, reconcileRls } from '../../../../runtime/rls/reconcil
 import { requestRoleName } from '../../../../runtime/rls/request-role.js';
 import {
   createTestDatabase,
-  needsPgServer,
-  serverCaseTitle,
   withPg,
   type TestDatabase,
 } from '../../../support/databases.js';
+import { serverIt } from '../../../support/server-only.js';
 
 const user = (id: number, extra: Partial<AuthUser> = {}): AuthUser => ({
   id,
@@ -129,8 +128,7 @@ describe(
         }
       });
 
-      const missingRights = 'fails at startup with one message naming every missing right when the login role lacks them';
-      it.skipIf(needsPgServer())(serverCaseTitle(missingRights), async () => {
+      serverIt()('fails at startup with one message naming every missing right when the login role lacks them', async () => {
         const login = newRole();
         await admin((c) => c.query(`CREATE ROLE ${login} LOGIN`));
         const url = new URL(db.url);
@@ -364,8 +362,7 @@ describe(
         expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
       });
 
-      const backendDies = 'answers 503 when the backend dies mid-request, destroys that connection, and serves the next request';
-      it.skipIf(needsPgServer())(serverCaseTitle(backendDies), async () => {
+      serverIt()('answers 503 when the backend dies mid-request, destroys that connection, and serves the next request', async () => {
         // Settle the request's promise at once: it rejects as soon as the backend is killed,
         // possibly while the loop below is still polling, and must not count as unhandled.
         const slow = runner
