@@ -91,6 +91,23 @@ serverDescribe()(
       for (const row of report.read) expect(markdown).toContain(`| ${row.label} |`);
     }, 180_000);
 
+    it('states how much CPU other work used before and after, and warns when it was over 10%', () => {
+      const machine = report?.machine;
+      expect(machine).toBeDefined();
+      if (machine === undefined) return;
+      for (const share of [machine.busyShareAtStart, machine.busyShareAtEnd]) {
+        expect(share).toBeGreaterThanOrEqual(0);
+        expect(share).toBeLessThanOrEqual(1);
+      }
+      const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
+      const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
+      expect(markdown).toContain(
+        `CPU in use by other work (2 s samples while the bench ran nothing): ${pct(machine.busyShareAtStart)} before, ${pct(machine.busyShareAtEnd)} after`,
+      );
+      const busy = Math.max(machine.busyShareAtStart, machine.busyShareAtEnd) > 0.1;
+      expect(markdown.includes('**The machine was busy during this run**')).toBe(busy);
+    });
+
     it('prints a progress line per round and contender timed', () => {
       expect(report).toBeDefined();
       const timed = report?.read.filter((r) => r.rounds.length > 0) ?? [];
