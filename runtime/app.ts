@@ -4,13 +4,13 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { DbAdapter } from './db/adapter.js';
 import type { Config } from './config.js';
-import type { RequestRunner } from './handlers/request-runner.js';
+import type { RequestRunner } from './enforce/request-runner.js';
 import { commonHeaders, requestIdFrom } from './http/common-headers.js';
 import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware } from './http/error-middleware.js';
 import { restHandler, type Authenticate, type SchemaLookup } from './http/rest-handler.js';
 import type { Logger } from './logger.js';
-import type { Authorizer } from './plan/authorizer.js';
+import type { Authorizer } from './enforce/authorizer.js';
 import { queryDialects } from './plan/query-dialect.js';
 
 export interface Clock {
@@ -69,6 +69,7 @@ export function createApp(deps: AppDeps): Express {
       runner: deps.runner,
       dialect: deps.adapter.dialect,
       queryDialect: queryDialects[deps.adapter.kind],
+      returning: deps.adapter.returning,
     }),
   );
   app.use(errorMiddleware(deps.logger));

@@ -9,7 +9,7 @@ import type { Config, ListenAddress } from './config.js';
 import type { DbAdapter } from './db/adapter.js';
 import { createAdapter } from './db/create-adapter.js';
 import type { Logger } from './logger.js';
-import { wireAuth, type AuthWiring } from './policies/auth-wiring.js';
+import { wireAuth, type AuthWiring } from './wire-auth.js';
 import { createSchemaCache } from './schema-cache.js';
 
 /** In-flight requests get this long after close() before their connections are cut. */

@@ -24,9 +24,11 @@ import {
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, TableInfo } from '../../runtime/db/adapter.js';
-import type { Authorization } from '../../runtime/plan/authorizer.js';
+import type { Authorization } from '../../runtime/enforce/authorizer.js';
 import { listPolicies } from '../../runtime/policies/policy-service.js';
-import { createPortableAuthorizer, policyColumnTypes } from '../../runtime/policies/portable-authorizer.js';
+import { policyColumnTypes } from '../../runtime/enforce/decide.js';
+import { denialStatus } from '../../runtime/enforce/denials.js';
+import { createPortableAuthorizer } from '../../runtime/enforce/portable-authorizer.js';
 import { tableRls } from '../../runtime/rls/reconcile.js';
 import { formatAstTree } from '../output/ast-tree.js';
 import { formatJson } from '../output/json.js';
@@ -145,11 +147,8 @@ async function decide(
   switch (authorization.kind) {
     case 'allow':
       return { kind: 'allow', reason };
-    case 'deny': {
-      const category =
-        authorization.reason?.category ?? (user.is_authenticated ? 'forbidden' : 'unauthenticated');
-      return { kind: 'deny', status: category === 'forbidden' ? 403 : 401, reason };
-    }
+    case 'deny':
+      return { kind: 'deny', status: denialStatus(user), reason };
     case 'filter':
       // The native runner sends no WHERE of its own: the database's policy filters the rows.
       return input.nativeRls

@@ -9,6 +9,8 @@ export interface AdapterOptions {
   readonly logger?: DbLogger;
   /** Connections per pool (PostgreSQL, MySQL); SQLite uses one connection. Default 10. */
   readonly poolSize?: number;
+  /** `false`: never use `… RETURNING`, as on MySQL (tests of the read-back path on MariaDB). */
+  readonly returning?: boolean;
 }
 
 export const DEFAULT_POOL_SIZE = 10;

@@ -42,9 +42,17 @@ export interface SchemaSnapshot {
   readonly tables: ReadonlyMap<string, TableInfo>;
 }
 
+/** Which writes can hand back the rows they stored in the same statement (`… RETURNING`). */
+export interface Returning {
+  readonly insert: boolean;
+  readonly update: boolean;
+}
+
 export interface DbAdapter extends DbSession {
   readonly kind: DialectName;
   readonly dialect: Dialect;
+  /** PostgreSQL and SQLite (≥ 3.35): both; MariaDB ≥ 10.5: INSERT only; MySQL: neither. */
+  readonly returning: Returning;
   /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
   transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T>;
   /** Trusted, parameterless SQL (DDL of setup and migrations); never request data. */

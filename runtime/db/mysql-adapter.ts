@@ -6,7 +6,7 @@ import mysql from 'mysql2/promise';
 import { mysqlDialect } from '../../compiler/sql/dialect.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../compiler/types.js';
-import type { DbAdapter, DbSession, QueryResult, Row, SchemaSnapshot } from './adapter.js';
+import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from './adapter.js';
 import {
   CONNECT_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
@@ -116,14 +116,16 @@ class MysqlAdapter implements DbAdapter {
   readonly #pool: mysql.Pool;
   readonly #config: mysql.PoolOptions;
   readonly #mariadb: boolean;
+  readonly returning: Returning;
   /** JSON columns by table, learnt on first sight of a table and refreshed by introspect()/exec(). */
   #jsonColumns = new Map<string, Promise<ReadonlySet<string>>>();
   #closed = false;
 
-  constructor(pool: mysql.Pool, config: mysql.PoolOptions, mariadb: boolean) {
+  constructor(pool: mysql.Pool, config: mysql.PoolOptions, mariadb: boolean, returning: Returning) {
     this.#pool = pool;
     this.#config = config;
     this.#mariadb = mariadb;
+    this.returning = returning;
   }
 
   #ensureOpen(): void {
@@ -337,10 +339,13 @@ export async function createMysqlAdapter(
   });
   try {
     const [rows] = await pool.query<mysql.RowDataPacket[]>('SELECT VERSION() AS version');
-    const mariadb = String(rows[0]?.['version'] ?? '')
-      .toLowerCase()
-      .includes('mariadb');
-    return new MysqlAdapter(pool, poolConfig, mariadb);
+    const version = String(rows[0]?.['version'] ?? '');
+    const mariadb = version.toLowerCase().includes('mariadb');
+    // INSERT … RETURNING since MariaDB 10.5 (https://mariadb.com/kb/en/insertreturning/); MySQL
+    // has none, and neither has UPDATE … RETURNING.
+    const [major = 0, minor = 0] = version.split(/[.-]/).map(Number);
+    const insert = mariadb && (major > 10 || (major === 10 && minor >= 5)) && options.returning !== false;
+    return new MysqlAdapter(pool, poolConfig, mariadb, { insert, update: false });
   } catch (e) {
     await pool.end().catch(() => undefined);
     throw e;

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../compiler/types.js';
-import type { DbAdapter, DbSession, QueryResult, Row, SchemaSnapshot } from './adapter.js';
+import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from './adapter.js';
 import {
   CONNECT_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
@@ -123,6 +123,7 @@ interface Health {
 
 class PgAdapter implements DbAdapter {
   readonly kind = 'postgres' as const;
+  readonly returning: Returning = { insert: true, update: true };
   readonly dialect = postgresDialect;
   readonly #pool: pg.Pool;
   readonly #prepared: PreparedStatements;

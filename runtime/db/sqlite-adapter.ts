@@ -8,7 +8,7 @@ import { sqliteDialect } from '../../compiler/sql/dialect.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
-import type { DbAdapter, DbSession, QueryResult, Row, SchemaSnapshot } from './adapter.js';
+import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from './adapter.js';
 import type { AdapterOptions } from './adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from './build-snapshot.js';
 import {
@@ -125,6 +125,7 @@ const isBusy = (e: unknown): boolean => {
 
 class SqliteAdapter implements DbAdapter {
   readonly kind = 'sqlite' as const;
+  readonly returning: Returning = { insert: true, update: true };
   readonly dialect = sqliteDialect;
   readonly #db: Database.Database;
   readonly #lock = new Mutex();

@@ -5,28 +5,36 @@ import type { Dialect } from '../../compiler/sql/dialect.js';
 import { renderSql, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { isRestError, RestError } from '../../errors/rest-error.js';
-import type { ColumnInfo, DbSession, Row, TableInfo } from '../db/adapter.js';
+import type { ColumnInfo, DbSession, Returning, Row, TableInfo } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
-import type { Authorizer, DenyReason, WriteGuard, WriteRow } from '../plan/authorizer.js';
+import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
+import { policyDenied } from '../enforce/denials.js';
+import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
+import { judgeStoredRows, type StoredJudgement } from '../enforce/stored-checks.js';
 import { selectedColumns } from '../plan/columns.js';
 import { planRead, type ReadRequest } from '../plan/plan-read.js';
 import {
+  checkColumnName,
   deleteStatement,
+  insertedKeyWhere,
   insertStatement,
   keyedWhere,
-  lockedRowsStatement,
-  selectInsertedStatement,
+  lockedKeysStatement,
+  patchedKeys,
+  storedRowsStatement,
   toWriteRow,
   updateStatement,
+  type StoredShape,
 } from '../plan/plan-write.js';
 import type { QueryDialect } from '../plan/query-dialect.js';
 import { whereClause } from '../plan/where.js';
 import { actionOf, type ParsedRequest } from '../request/types.js';
-import type { RequestRunner, RunContext } from './request-runner.js';
 
 export interface TableHandlerDeps {
   readonly dialect: Dialect;
   readonly queryDialect: QueryDialect;
+  /** Which writes hand back their stored rows in the same statement (the adapter's). */
+  readonly returning: Returning;
   readonly authorizer: Authorizer;
   readonly runner: RequestRunner;
 }
@@ -46,29 +54,9 @@ interface Ctx {
   readonly user: AuthUser;
   readonly run: RunContext;
   readonly predicate: SqlFragment | undefined;
+  /** create/update: what the rows as stored must satisfy, evaluated by the database. */
+  readonly check: SqlFragment | undefined;
   readonly guard: WriteGuard | undefined;
-}
-
-export function deniedError(user: AuthUser, table: string, reason: DenyReason = {}): RestError {
-  const category = reason.category ?? (user.is_authenticated ? 'forbidden' : 'unauthenticated');
-  const details = reason.details === undefined ? {} : { details: reason.details };
-  if (category === 'unauthenticated') {
-    return new RestError(
-      'unauthenticated',
-      reason.code ?? 'unauthenticated',
-      reason.message ?? `log in to access ${table}`,
-      {
-        ...details,
-        headers: { 'WWW-Authenticate': 'Bearer' },
-      },
-    );
-  }
-  return new RestError(
-    'forbidden',
-    reason.code ?? 'forbidden',
-    reason.message ?? `you are not allowed to do this on ${table}`,
-    details,
-  );
 }
 
 const notFound = (table: string): RestError =>
@@ -98,21 +86,50 @@ async function read(ctx: Ctx, request: ReadRequest): Promise<HandlerResult> {
 const pick = (row: Readonly<Record<string, unknown>>, columns: readonly ColumnInfo[]): Row =>
   Object.fromEntries(columns.filter((c) => Object.hasOwn(row, c.name)).map((c) => [c.name, row[c.name]]));
 
-async function insertOne(
-  ctx: Ctx,
-  tx: DbSession,
-  row: WriteRow,
-  columns: readonly ColumnInfo[],
-): Promise<Row> {
+const internal = (reason: string): RestError =>
+  new RestError('internal', 'internal', 'Internal error.', { cause: new Error(reason) });
+
+/** Without RETURNING and without a primary key, the rows a write stored cannot be found again. */
+const unverifiable = (ctx: Ctx): RestError =>
+  policyDenied(ctx.user, ctx.table.name, {
+    code: 'policy_check_unverifiable',
+    message: `${ctx.table.name} has no primary key, so this database cannot show the rows a write stored to check them against the policy`,
+  });
+
+/** The check of this write as a flag column, when the authorizer gave one. */
+function storedShape(ctx: Ctx, columns: readonly ColumnInfo[]): StoredShape {
+  return ctx.check === undefined
+    ? { columns }
+    : { columns, check: { name: checkColumnName(ctx.table), predicate: ctx.check } };
+}
+
+const judgement = (ctx: Ctx, shape: StoredShape, action: 'create' | 'update'): StoredJudgement | undefined =>
+  shape.check === undefined
+    ? undefined
+    : { user: ctx.user, table: ctx.table.name, action, flag: shape.check.name };
+
+/** Inserts one row and answers with it as stored (with the check's flag), found by the key the database gave it. */
+async function insertOne(ctx: Ctx, tx: DbSession, row: WriteRow, shape: StoredShape): Promise<Row> {
   const { table } = ctx;
   const { dialect, queryDialect: qd } = ctx.deps;
-  const inserted = await query(ctx, tx, insertStatement(table, row, columns, dialect, qd));
-  if (qd.returning) return inserted.rows[0] ?? {};
-  const readBack = selectInsertedStatement(table, row, inserted.insertId, columns, dialect, qd);
-  const stored = readBack === undefined ? undefined : (await query(ctx, tx, readBack)).rows[0];
-  // Without RETURNING and without a known key the stored row cannot be read back: answer with
-  // the values that were written.
-  return stored ?? pick(row, columns);
+  const wanted = shape.columns.length > 0 || shape.check !== undefined;
+  if (ctx.deps.returning.insert || !wanted) {
+    const inserted = await query(ctx, tx, insertStatement(table, row, shape, dialect, qd));
+    const stored = inserted.rows[0];
+    if (stored === undefined && wanted) throw internal('INSERT … RETURNING gave no row');
+    return stored ?? {};
+  }
+  const inserted = await query(ctx, tx, insertStatement(table, row, undefined, dialect, qd));
+  const where = insertedKeyWhere(table, row, inserted.insertId, dialect, qd);
+  if (where === undefined) {
+    if (shape.check !== undefined) throw unverifiable(ctx);
+    // Nothing to judge, but no way to read the row back: answer with the values written.
+    return pick(row, shape.columns);
+  }
+  const [stored, ...more] = (await query(ctx, tx, storedRowsStatement(table, where, shape, dialect))).rows;
+  if (stored === undefined || more.length > 0)
+    throw internal('the inserted row could not be read back by its key');
+  return stored;
 }
 
 async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> {
@@ -120,19 +137,52 @@ async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> 
   const rows = request.rows.map((r) => toWriteRow(table, r));
   const selected = selectedColumns(table, request.select);
   // A guard that judges stored rows needs every column it may read, whatever `select` asks for.
-  const check = guard?.checkCreatedRow;
-  const returned = check === undefined ? selected : selectedColumns(table, undefined);
+  const checkStored = guard?.checkStoredRows;
+  const shape = storedShape(ctx, checkStored === undefined ? selected : selectedColumns(table, undefined));
+  const judge = judgement(ctx, shape, 'create');
   const created = await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
     const prepared = guard?.prepareCreate === undefined ? rows : await guard.prepareCreate(rows, tx);
-    const out: Row[] = [];
+    const stored: Row[] = [];
     for (const [index, written] of prepared.entries()) {
-      const stored = await insertOne(ctx, tx, written, returned);
-      await check?.({ written, stored, index, count: prepared.length }, tx);
-      out.push(check === undefined ? stored : pick(stored, selected));
+      const row = await insertOne(ctx, tx, written, shape);
+      stored.push(
+        ...(judge === undefined
+          ? [row]
+          : judgeStoredRows([row], judge, { offset: index, many: prepared.length > 1 })),
+      );
     }
-    return out;
+    await checkStored?.(stored, tx);
+    return stored.map((row) => pick(row, selected));
   });
   return { status: 201, body: request.many ? created : created[0] };
+}
+
+/**
+ * Updates the rows `where` selects and hands them back as stored, with the check's flag: by
+ * RETURNING, or (MySQL) by locking their keys first, updating exactly those and reading them back.
+ */
+async function updateStored(
+  ctx: Ctx,
+  tx: DbSession,
+  patch: WriteRow,
+  where: SqlFragment,
+  shape: StoredShape,
+): Promise<{ readonly count: number; readonly stored: readonly Row[] }> {
+  const { table } = ctx;
+  const { dialect, queryDialect: qd } = ctx.deps;
+  if (ctx.deps.returning.update) {
+    const { rows } = await query(ctx, tx, updateStatement(table, patch, where, shape, dialect, qd));
+    return { count: rows.length, stored: rows };
+  }
+  if (table.primaryKey.length === 0) throw unverifiable(ctx);
+  const keys = (await query(ctx, tx, lockedKeysStatement(table, where, dialect, qd))).rows;
+  const before = keyedWhere(table, keys, dialect, qd);
+  const after = keyedWhere(table, patchedKeys(table, keys, patch), dialect, qd);
+  if (before === undefined || after === undefined) throw unverifiable(ctx);
+  const { rowCount } = await query(ctx, tx, updateStatement(table, patch, before, undefined, dialect, qd));
+  const stored = (await query(ctx, tx, storedRowsStatement(table, after, shape, dialect))).rows;
+  if (stored.length !== keys.length) throw internal('the updated rows could not be read back by their keys');
+  return { count: rowCount, stored };
 }
 
 async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> {
@@ -144,25 +194,27 @@ async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> 
     dialect,
     qd,
   );
+  const checkStored = guard?.checkStoredRows;
   let updated: number;
-  if (guard?.preparePatch === undefined && guard?.checkUpdatedRows === undefined) {
+
+  if (guard?.preparePatch === undefined && checkStored === undefined && ctx.check === undefined) {
     const result = await ctx.deps.runner.run(ctx.run, 'single', (s) =>
-      query(ctx, s, updateStatement(table, patch, where, dialect, qd)),
+      query(ctx, s, updateStatement(table, patch, where, undefined, dialect, qd)),
     );
     updated = result.rowCount;
   } else {
+    const shape = storedShape(ctx, checkStored === undefined ? [] : selectedColumns(table, undefined));
+    const judge = judgement(ctx, shape, 'update');
     updated = await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
-      const applied = guard.preparePatch === undefined ? patch : await guard.preparePatch(patch, tx);
-      let target = where;
-      if (guard.checkUpdatedRows !== undefined) {
-        const before = (await query(ctx, tx, lockedRowsStatement(table, where, dialect, qd))).rows;
-        await guard.checkUpdatedRows(
-          before.map((row) => ({ ...row, ...applied })),
-          tx,
-        );
-        target = keyedWhere(table, before, dialect, qd) ?? where;
+      const applied = guard?.preparePatch === undefined ? patch : await guard.preparePatch(patch, tx);
+      if (checkStored === undefined && judge === undefined) {
+        return (await query(ctx, tx, updateStatement(table, applied, where, undefined, dialect, qd)))
+          .rowCount;
       }
-      return (await query(ctx, tx, updateStatement(table, applied, target, dialect, qd))).rowCount;
+      const { count, stored } = await updateStored(ctx, tx, applied, where, shape);
+      const judged = judge === undefined ? stored : judgeStoredRows(stored, judge);
+      await checkStored?.(judged, tx);
+      return count;
     });
   }
   if (request.key !== undefined && updated === 0) throw notFound(table.name);
@@ -192,13 +244,14 @@ export async function handleTableRequest(
 ): Promise<HandlerResult> {
   const action = actionOf(request);
   const authorization = await deps.authorizer.authorize({ table, action, user });
-  if (authorization.kind === 'deny') throw deniedError(user, table.name, authorization.reason);
+  if (authorization.kind === 'deny') throw policyDenied(user, table.name, authorization.reason);
   const ctx: Ctx = {
     deps,
     table,
     user,
     run: { user, action, table: table.name },
     predicate: authorization.kind === 'filter' ? authorization.predicate : undefined,
+    check: authorization.kind === 'filter' ? authorization.check : undefined,
     guard: authorization.guard,
   };
   try {

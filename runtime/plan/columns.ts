@@ -2,7 +2,7 @@
 
 import { RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, TableInfo } from '../db/adapter.js';
-import { isSecretColumn } from '../policies/secret-columns.js';
+import { isSecretColumn } from '../auth/secret-columns.js';
 import type { Select } from '../request/types.js';
 
 export type ColumnUse = 'filter' | 'select' | 'order' | 'body';

@@ -1,11 +1,12 @@
-// create / update / delete requests → validated rows and the INSERT, UPDATE, DELETE and locked
-// SELECT statements the write handlers run inside one transaction.
+// create / update / delete requests → validated rows and the INSERT, UPDATE and DELETE statements
+// the write handlers run inside one transaction, with the stored rows and the policy check handed
+// back (RETURNING, or a read-back by key where the database has no RETURNING).
 
 import type { Dialect } from '../../compiler/sql/dialect.js';
 import { SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { ColumnInfo, Row, TableInfo } from '../db/adapter.js';
 import type { JsonObject } from '../request/types.js';
-import type { WriteRow } from './authorizer.js';
+import type { WriteRow } from '../enforce/authorizer.js';
 import { driverValue } from './bind.js';
 import { coerceBodyValue } from './coerce-value.js';
 import { columnOf } from './columns.js';
@@ -26,10 +27,46 @@ function entries(table: TableInfo, row: WriteRow): ReadonlyArray<readonly [Colum
   return Object.entries(row).map(([name, value]) => [columnOf(table, name, 'body'), value] as const);
 }
 
+/**
+ * A policy check the database evaluates on the rows a write stored: returned as column `name`,
+ * 1 where the row satisfies `predicate` and 0 where it does not (FALSE and NULL alike).
+ */
+export interface StoredCheck {
+  readonly name: string;
+  readonly predicate: SqlFragment;
+}
+
+/** A column alias no column of `table` has. */
+export function checkColumnName(table: TableInfo): string {
+  let name = 'rest_check';
+  while (table.columnsByName.has(name)) name = `_${name}`;
+  return name;
+}
+
+/** What a write hands back per stored row: these columns, then the check's flag. */
+export interface StoredShape {
+  readonly columns: readonly ColumnInfo[];
+  readonly check?: StoredCheck;
+}
+
+const hasOutput = (shape: StoredShape | undefined): shape is StoredShape =>
+  shape !== undefined && (shape.columns.length > 0 || shape.check !== undefined);
+
+function appendOutput(b: SqlBuilder, { columns, check }: StoredShape): void {
+  appendColumnList(b, columns);
+  if (check === undefined) return;
+  if (columns.length > 0) b.append(', ');
+  b.append('CASE WHEN (')
+    .appendFragment(check.predicate)
+    .append(') THEN 1 ELSE 0 END AS ')
+    .appendIdent(check.name);
+}
+
+/** `INSERT`, with `RETURNING` the stored row's columns and check when `returning` is given. */
 export function insertStatement(
   table: TableInfo,
   row: WriteRow,
-  returning: readonly ColumnInfo[],
+  returning: StoredShape | undefined,
   dialect: Dialect,
   qd: QueryDialect,
 ): SqlFragment {
@@ -49,22 +86,33 @@ export function insertStatement(
     });
     b.append(')');
   }
-  if (qd.returning) {
-    b.append(' RETURNING ');
-    appendColumnList(b, returning);
-  }
+  if (hasOutput(returning)) appendOutput(b.append(' RETURNING '), returning);
   return b.build();
 }
 
+/** The stored rows `where` selects, with the check; for writes without RETURNING (MySQL). */
+export function storedRowsStatement(
+  table: TableInfo,
+  where: SqlFragment,
+  shape: StoredShape,
+  dialect: Dialect,
+): SqlFragment {
+  const b = new SqlBuilder(dialect).append('SELECT ');
+  if (hasOutput(shape)) appendOutput(b, shape);
+  else b.append('1');
+  return b.append(' FROM ').appendIdent(table.name).appendFragment(where).build();
+}
+
 /**
- * Without RETURNING (MySQL): reads the inserted row back by its primary key, taken from the row
- * or, for an auto-increment column, from the insert id. Undefined when the key is unknown.
+ * Without RETURNING (MySQL): ` WHERE` on the primary key of the row an insert just stored — an
+ * auto-increment column by the id the database reports (it reports a given id too, and generates
+ * one for 0 or NULL), any other key column by its written value, which the insert proved unique.
+ * Undefined when the key is unknown.
  */
-export function selectInsertedStatement(
+export function insertedKeyWhere(
   table: TableInfo,
   row: WriteRow,
   insertId: number | undefined,
-  columns: readonly ColumnInfo[],
   dialect: Dialect,
   qd: QueryDialect,
 ): SqlFragment | undefined {
@@ -72,28 +120,25 @@ export function selectInsertedStatement(
   const key: Array<readonly [ColumnInfo, unknown]> = [];
   for (const name of table.primaryKey) {
     const column = columnOf(table, name, 'body');
-    const given = Object.hasOwn(row, name) ? row[name] : undefined;
-    const value =
-      given ?? (column.autoIncrement && insertId !== undefined && insertId > 0 ? insertId : undefined);
+    const value = column.autoIncrement
+      ? insertId !== undefined && insertId > 0
+        ? insertId
+        : undefined
+      : Object.hasOwn(row, name)
+        ? row[name]
+        : undefined;
     if (value === undefined || value === null) return undefined;
     key.push([column, value]);
   }
-  const b = new SqlBuilder(dialect).append('SELECT ');
-  appendColumnList(b, columns);
-  b.append(' FROM ').appendIdent(table.name).append(' WHERE ');
-  key.forEach(([column, value], i) => {
-    if (i > 0) b.append(' AND ');
-    b.appendIdent(column.name)
-      .append(' = ')
-      .appendValue(driverValue(column, value, qd));
-  });
-  return b.build();
+  return keyedWhere(table, [Object.fromEntries(key.map(([c, v]) => [c.name, v]))], dialect, qd);
 }
 
+/** `UPDATE`, with `RETURNING` the stored rows' columns and check when `returning` is given. */
 export function updateStatement(
   table: TableInfo,
   patch: WriteRow,
   where: SqlFragment,
+  returning: StoredShape | undefined,
   dialect: Dialect,
   qd: QueryDialect,
 ): SqlFragment {
@@ -104,24 +149,37 @@ export function updateStatement(
       .append(' = ')
       .appendValue(driverValue(column, value, qd));
   });
-  return b.appendFragment(where).build();
+  b.appendFragment(where);
+  if (hasOutput(returning)) appendOutput(b.append(' RETURNING '), returning);
+  return b.build();
 }
 
 export function deleteStatement(table: TableInfo, where: SqlFragment, dialect: Dialect): SqlFragment {
   return new SqlBuilder(dialect).append('DELETE FROM ').appendIdent(table.name).appendFragment(where).build();
 }
 
-/** Every column of the rows an update will change, locked until the transaction ends. */
-export function lockedRowsStatement(
+/** The primary keys of the rows an update will change, locked until the transaction ends. */
+export function lockedKeysStatement(
   table: TableInfo,
   where: SqlFragment,
   dialect: Dialect,
   qd: QueryDialect,
 ): SqlFragment {
   const b = new SqlBuilder(dialect).append('SELECT ');
-  appendColumnList(b, table.columns);
+  appendColumnList(
+    b,
+    table.primaryKey.map((name) => columnOf(table, name, 'filter')),
+  );
   return b.append(' FROM ').appendIdent(table.name).appendFragment(where).append(qd.forUpdate).build();
 }
+
+/** The keys `rows` will have after `patch` sets some of their key columns. */
+export const patchedKeys = (table: TableInfo, rows: readonly Row[], patch: WriteRow): readonly Row[] =>
+  rows.map((row) =>
+    Object.fromEntries(
+      table.primaryKey.map((name) => [name, Object.hasOwn(patch, name) ? patch[name] : row[name]]),
+    ),
+  );
 
 /** ` WHERE` restricted to exactly `rows` by primary key (no phantom rows); undefined without a key. */
 export function keyedWhere(

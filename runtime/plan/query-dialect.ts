@@ -14,8 +14,6 @@ export interface QueryDialect {
   /** Case-insensitive match; `pattern` uses `*` as the only wildcard. */
   ilike(b: SqlBuilder, column: string, pattern: string): void;
   orderBy(b: SqlBuilder, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last'): void;
-  /** `INSERT … RETURNING` is available. */
-  readonly returning: boolean;
   /** Row locks for a read-then-write inside a transaction. */
   readonly forUpdate: string;
   /** An INSERT that gives every column its default. */
@@ -64,7 +62,6 @@ const postgres: QueryDialect = {
   ilike: (b, column, pattern) =>
     void b.appendIdent(column).append(' ILIKE ').appendValue(likePattern(pattern)).append(" ESCAPE '!'"),
   orderBy: nativeOrderBy,
-  returning: true,
   forUpdate: ' FOR UPDATE',
   insertDefaults: ' DEFAULT VALUES',
   bindTimestamp: (text) => text,
@@ -73,7 +70,7 @@ const postgres: QueryDialect = {
 // MySQL/MariaDB: default collations are case- and accent-insensitive and PAD SPACE, so exact
 // comparisons go through binary strings; the collation comparison in front keeps indexes usable
 // (https://mariadb.com/kb/en/binary/). No NULLS FIRST/LAST: `col IS NULL` sorts first
-// (https://dev.mysql.com/doc/refman/8.0/en/sorting-rows.html). MySQL has no INSERT … RETURNING.
+// (https://dev.mysql.com/doc/refman/8.0/en/sorting-rows.html).
 const binary = (b: SqlBuilder, emit: () => void): void => {
   b.append('CAST(');
   emit();
@@ -115,7 +112,6 @@ const mysql: QueryDialect = {
     b.appendIdent(column).append(nulls === 'first' ? ' IS NULL DESC, ' : ' IS NULL ASC, ');
     b.appendIdent(column).append(direction === 'asc' ? ' ASC' : ' DESC');
   },
-  returning: false,
   forUpdate: ' FOR UPDATE',
   insertDefaults: ' () VALUES ()',
   bindTimestamp: mysqlDatetime,
@@ -142,7 +138,6 @@ const sqlite: QueryDialect = {
   ilike: (b, column, pattern) =>
     void b.appendIdent(column).append(' LIKE ').appendValue(likePattern(pattern)).append(" ESCAPE '!'"),
   orderBy: nativeOrderBy,
-  returning: true,
   forUpdate: '',
   insertDefaults: ' DEFAULT VALUES',
   bindTimestamp: (text) => text,

@@ -7,48 +7,16 @@ import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from '../a
 import { createPasswordHasher, type PasswordHasher } from '../auth/passwords.js';
 import { normalizeUsername } from '../auth/usernames.js';
 import { userColumns } from '../auth/users.js';
-import type { DbSession, Row, SchemaSnapshot } from '../db/adapter.js';
-import type { Authorization, Authorizer, CreatedRow, WriteGuard, WriteRow } from '../plan/authorizer.js';
-import type { RequestRunner } from '../handlers/request-runner.js';
+import type { SchemaSnapshot } from '../db/adapter.js';
+import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
+import type { RequestRunner } from '../enforce/request-runner.js';
+import { composeGuards } from '../enforce/write-guards.js';
 import { validatePolicy } from './policy-service.js';
 
 export interface AuthTableGuardDeps {
   /** The current schema: policies are validated against its tables and columns. */
   readonly schema: () => Promise<SchemaSnapshot>;
   readonly hasher?: PasswordHasher;
-}
-
-/** Runs `first`, then `second`, for each hook either of them has. */
-export function composeGuards(first: WriteGuard | undefined, second: WriteGuard): WriteGuard {
-  if (first === undefined) return second;
-  const guard: {
-    -readonly [K in keyof WriteGuard]: WriteGuard[K];
-  } = {};
-  if (first.prepareCreate !== undefined || second.prepareCreate !== undefined) {
-    guard.prepareCreate = async (rows: readonly WriteRow[], tx: DbSession) => {
-      const once = first.prepareCreate === undefined ? rows : await first.prepareCreate(rows, tx);
-      return second.prepareCreate === undefined ? once : second.prepareCreate(once, tx);
-    };
-  }
-  if (first.preparePatch !== undefined || second.preparePatch !== undefined) {
-    guard.preparePatch = async (patch: WriteRow, tx: DbSession) => {
-      const once = first.preparePatch === undefined ? patch : await first.preparePatch(patch, tx);
-      return second.preparePatch === undefined ? once : second.preparePatch(once, tx);
-    };
-  }
-  if (first.checkCreatedRow !== undefined || second.checkCreatedRow !== undefined) {
-    guard.checkCreatedRow = async (created: CreatedRow, tx: DbSession) => {
-      await first.checkCreatedRow?.(created, tx);
-      await second.checkCreatedRow?.(created, tx);
-    };
-  }
-  if (first.checkUpdatedRows !== undefined || second.checkUpdatedRows !== undefined) {
-    guard.checkUpdatedRows = async (rows: readonly Row[], tx: DbSession) => {
-      await first.checkUpdatedRows?.(rows, tx);
-      await second.checkUpdatedRows?.(rows, tx);
-    };
-  }
-  return guard;
 }
 
 const hiddenColumn = (): RestError =>
@@ -101,7 +69,7 @@ function policiesGuard(schema: SchemaSnapshot): WriteGuard {
       for (const row of rows) validatePolicy(row, schema);
       return rows;
     },
-    async checkUpdatedRows(rows) {
+    async checkStoredRows(rows) {
       for (const row of rows) validatePolicy(row, schema);
     },
   };

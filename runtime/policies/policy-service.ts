@@ -9,7 +9,7 @@ import { parsePolicy } from '../../grammar/parse-policy.js';
 import { PolicySyntaxError } from '../../grammar/policy-syntax-error.js';
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import type { DbAdapter, DbSession, Row, SchemaSnapshot } from '../db/adapter.js';
-import { isSecretColumn } from './secret-columns.js';
+import { isSecretColumn } from '../auth/secret-columns.js';
 
 export const POLICIES_TABLE = 'auth_policies';
 /** `table_name` value whose rows apply to every table (SPEC §4.2). */

@@ -14,7 +14,8 @@ import type { DbSession, QueryResult, Row } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
 import { mapPgError } from '../db/pg-adapter.js';
 import type { PreparedStatements } from '../db/pg-prepared.js';
-import type { RequestRunner, RunContext } from '../handlers/request-runner.js';
+import { checkFailed, policyDenied } from '../enforce/denials.js';
+import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
 
 export interface NativeRunnerOptions {
   /** A pool of `pipeline: true` clients (pg ≥ 8.23), with the adapter's type parsers. */
@@ -56,20 +57,15 @@ const rlsNotInForce = (table: string, cause: unknown): RestError =>
     { cause },
   );
 
-/** 42501 from a policy's WITH CHECK (or a missing grant): 401 for anonymous (PostgREST's rule), else 403. */
+/** 42501 from a policy's WITH CHECK (or a missing grant): refused like any policy denial. */
 function policyRefusal(context: RunContext, cause: unknown): RestError {
-  const message =
-    context.action === 'create'
-      ? `a new row is not allowed by the policy of ${context.table}`
-      : context.action === 'update'
-        ? `the change would make a row of ${context.table} break its policy`
-        : `the policy of ${context.table} does not allow this`;
-  return context.user.is_authenticated
-    ? new RestError('forbidden', 'policy_check_failed', message, { cause })
-    : new RestError('unauthenticated', 'policy_check_failed', message, {
-        cause,
-        headers: { 'WWW-Authenticate': 'Bearer' },
-      });
+  const { user, table, action } = context;
+  if (action === 'create' || action === 'update') return checkFailed(user, table, action, undefined, cause);
+  return policyDenied(user, table, {
+    code: 'policy_check_failed',
+    message: `the policy of ${table} does not allow this`,
+    cause,
+  });
 }
 
 function mapError(e: unknown, context: RunContext): RestError {

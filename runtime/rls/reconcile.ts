@@ -12,9 +12,9 @@ import { postgresDialect } from '../../compiler/sql/dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { PolicyRow } from '../../compiler/types.js';
 import type { DbAdapter, DbSession, SchemaSnapshot, TableInfo } from '../db/adapter.js';
-import { policyColumnTypes } from '../policies/portable-authorizer.js';
+import { policyColumnTypes } from '../enforce/decide.js';
 import { listPolicies, POLICIES_TABLE } from '../policies/policy-service.js';
-import { secretColumnsOf } from '../policies/secret-columns.js';
+import { secretColumnsOf } from '../auth/secret-columns.js';
 import { RLS_LOCK_KEY, tableOwnership } from './privileges.js';
 
 const q = postgresDialect.quoteIdent;

@@ -7,8 +7,8 @@ import { ANONYMOUS, type AuthUser } from '../../../compiler/types.js';
 import { RestError } from '../../../errors/rest-error.js';
 import type { DbAdapter } from '../../../runtime/db/adapter.js';
 import { createAdapter } from '../../../runtime/db/create-adapter.js';
-import { adapterRunner, type RequestRunner, type RunMode } from '../../../runtime/handlers/request-runner.js';
-import type { Authorizer } from '../../../runtime/plan/authorizer.js';
+import { adapterRunner, type RequestRunner, type RunMode } from '../../../runtime/enforce/request-runner.js';
+import type { Authorizer } from '../../../runtime/enforce/authorizer.js';
 import { createSchemaCache } from '../../../runtime/schema-cache.js';
 import {
   ALL_KINDS,
@@ -62,7 +62,7 @@ function testAuthorizer(adapter: DbAdapter): Authorizer {
             guard: {
               preparePatch: async (patch) =>
                 typeof patch['note'] === 'string' ? { ...patch, note: `${patch['note']}!` } : patch,
-              checkUpdatedRows: async (rows) => {
+              checkStoredRows: async (rows) => {
                 if (rows.some((r) => typeof r['qty'] === 'number' && r['qty'] > 100))
                   throw forbidden('qty must stay at most 100');
               },

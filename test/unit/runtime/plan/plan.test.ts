@@ -7,8 +7,10 @@ import type { ColumnInfo, TableInfo } from '../../../../runtime/db/adapter.js';
 import { coerceBodyValue, coerceQueryValue } from '../../../../runtime/plan/coerce-value.js';
 import { planRead } from '../../../../runtime/plan/plan-read.js';
 import {
+  checkColumnName,
   deleteStatement,
   insertStatement,
+  storedRowsStatement,
   toWriteRow,
   updateStatement,
 } from '../../../../runtime/plan/plan-write.js';
@@ -220,9 +222,12 @@ describe('write statements', () => {
       done: true,
       at: '2024-01-02T03:04:05.5+01:00',
     });
-    const insert = renderSql(d, insertStatement(table, row, [columns[0] as ColumnInfo], d, qd));
+    const insert = renderSql(d, insertStatement(table, row, { columns: [columns[0] as ColumnInfo] }, d, qd));
     const where = whereClause({ table, key: '3', filters: [], predicate: undefined }, d, qd);
-    const update = renderSql(d, updateStatement(table, toWriteRow(table, { price: 2.5 }), where, d, qd));
+    const update = renderSql(
+      d,
+      updateStatement(table, toWriteRow(table, { price: 2.5 }), where, undefined, d, qd),
+    );
     const del = renderSql(d, deleteStatement(table, where, d));
     const expected: Record<DialectName, [string, string, string]> = {
       postgres: [
@@ -231,7 +236,7 @@ describe('write statements', () => {
         'DELETE FROM "items" WHERE ("id" = $1)',
       ],
       mysql: [
-        'INSERT INTO `items` (`title`, `meta`, `done`, `at`) VALUES (?, ?, ?, ?)',
+        'INSERT INTO `items` (`title`, `meta`, `done`, `at`) VALUES (?, ?, ?, ?) RETURNING `id`',
         'UPDATE `items` SET `price` = ? WHERE (`id` = ?)',
         'DELETE FROM `items` WHERE (`id` = ?)',
       ],
@@ -251,10 +256,45 @@ describe('write statements', () => {
     expect(update.values).toEqual([2.5, 3]);
   });
 
+  it.each(ALL)('a write hands back its policy check as a flag column (%s)', (kind) => {
+    const d = dialects[kind];
+    const qd = queryDialects[kind];
+    const check = {
+      name: checkColumnName(table),
+      predicate: new SqlBuilder(d).appendIdent('price').append(' < ').appendValue(100).build(),
+    };
+    const insert = renderSql(
+      d,
+      insertStatement(table, toWriteRow(table, { price: 99.999 }), { columns: [], check }, d, qd),
+    );
+    const q = (name: string) => d.quoteIdent(name);
+    const p = (n: number) => d.placeholder(n);
+    expect(insert.text).toBe(
+      `INSERT INTO ${q('items')} (${q('price')}) VALUES (${p(1)}) RETURNING CASE WHEN (${q('price')} < ${p(2)}) THEN 1 ELSE 0 END AS ${q('rest_check')}`,
+    );
+    expect(insert.values).toEqual([99.999, 100]);
+    const where = whereClause({ table, key: '3', filters: [], predicate: undefined }, d, qd);
+    const read = renderSql(
+      d,
+      storedRowsStatement(table, where, { columns: [columns[0] as ColumnInfo], check }, d),
+    );
+    expect(read.text).toBe(
+      `SELECT ${q('id')}, CASE WHEN (${q('price')} < ${p(1)}) THEN 1 ELSE 0 END AS ${q('rest_check')} FROM ${q('items')} WHERE (${q('id')} = ${p(2)})`,
+    );
+  });
+
+  it('names the check column so that it never hides a column of the table', () => {
+    const withCheck = {
+      ...table,
+      columnsByName: new Map([...table.columnsByName, ['rest_check', columns[0] as ColumnInfo]]),
+    };
+    expect(checkColumnName(withCheck)).toBe('_rest_check');
+  });
+
   it.each(ALL)('an empty row inserts defaults (%s)', (kind) => {
     const text = renderSql(
       dialects[kind],
-      insertStatement(table, {}, [], dialects[kind], queryDialects[kind]),
+      insertStatement(table, {}, undefined, dialects[kind], queryDialects[kind]),
     ).text;
     expect(
       text.startsWith(

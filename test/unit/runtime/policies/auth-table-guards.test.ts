@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS } from '../../../../compiler/types.js';
 import type { DbSession, TableInfo } from '../../../../runtime/db/adapter.js';
-import type { RequestRunner, RunContext } from '../../../../runtime/handlers/request-runner.js';
-import { publicAuthorizer, type WriteGuard } from '../../../../runtime/plan/authorizer.js';
+import type { RequestRunner, RunContext } from '../../../../runtime/enforce/request-runner.js';
+import { publicAuthorizer, type WriteGuard } from '../../../../runtime/enforce/authorizer.js';
+import { composeGuards } from '../../../../runtime/enforce/write-guards.js';
 import {
-  composeGuards,
   policyInvalidatingRunner,
   withAuthTableGuards,
 } from '../../../../runtime/policies/auth-table-guards.js';
@@ -23,27 +23,18 @@ describe('composeGuards', () => {
     const calls: string[] = [];
     const first: WriteGuard = {
       prepareCreate: async (rows) => (calls.push('first create'), rows.map((r) => ({ ...r, a: 1 }))),
-      checkUpdatedRows: async () => void calls.push('first check'),
-      checkCreatedRow: async () => void calls.push('first created'),
+      checkStoredRows: async () => void calls.push('first check'),
     };
     const second: WriteGuard = {
       prepareCreate: async (rows) => (calls.push('second create'), rows.map((r) => ({ ...r, b: r['a'] }))),
       preparePatch: async (patch) => (calls.push('second patch'), { ...patch, c: 3 }),
-      checkUpdatedRows: async () => void calls.push('second check'),
+      checkStoredRows: async () => void calls.push('second check'),
     };
     const both = composeGuards(first, second);
     expect(await both.prepareCreate?.([{}], session)).toEqual([{ a: 1, b: 1 }]);
     expect(await both.preparePatch?.({}, session)).toEqual({ c: 3 });
-    await both.checkUpdatedRows?.([], session);
-    await both.checkCreatedRow?.({ written: {}, stored: {}, index: 0, count: 1 }, session);
-    expect(calls).toEqual([
-      'first create',
-      'second create',
-      'second patch',
-      'first check',
-      'second check',
-      'first created',
-    ]);
+    await both.checkStoredRows?.([], session);
+    expect(calls).toEqual(['first create', 'second create', 'second patch', 'first check', 'second check']);
   });
 });
 

@@ -11,7 +11,7 @@ import { RestError } from '../../../../errors/rest-error.js';
 import type { DbAdapter } from '../../../../runtime/db/adapter.js';
 import { createPgAdapter } from '../../../../runtime/db/pg-adapter.js';
 import { createPreparedStatements } from '../../../../runtime/db/pg-prepared.js';
-import type { RequestRunner } from '../../../../runtime/handlers/request-runner.js';
+import type { RequestRunner } from '../../../../runtime/enforce/request-runner.js';
 import { createNativeRunner } from '../../../../runtime/rls/native-runner.js';
 import { prepareRequestRole } from '../../../../runtime/rls/privileges.js';
 import { GENERATED_MARKER, reconcileRls } from '../../../../runtime/rls/reconcile.js';

@@ -1,24 +1,20 @@
 // The policy seam: a handler asks the Authorizer how (table, action, user) may proceed — allow,
-// deny, or a row predicate — and gets write guards that run inside the write's transaction.
-// Only the "public" implementation (auth disabled) lives here.
+// deny, or a row predicate — and gets the write's check (judged by the database on the rows as
+// stored) and guards that run inside the write's transaction. Only the "public" implementation
+// (auth disabled) lives here.
 
+import type { PolicySet } from '../../compiler/policy-set.js';
 import type { SqlFragment } from '../../compiler/sql/fragment.js';
 import type { Action, AuthUser } from '../../compiler/types.js';
-import type { ErrorDetails } from '../../errors/rest-error.js';
 import type { DbSession, Row, TableInfo } from '../db/adapter.js';
+import type { DenyReason } from './denials.js';
 
 /** Column values of one row to write, validated against the schema (JSON columns hold JS values). */
 export type WriteRow = Readonly<Record<string, unknown>>;
 
-/** A row of a create request after its insert. */
-export interface CreatedRow {
-  /** What was inserted (after prepareCreate). */
-  readonly written: WriteRow;
-  /** The row as the database stored it. */
-  readonly stored: Row;
-  /** Its position in the request, and how many rows the request creates. */
-  readonly index: number;
-  readonly count: number;
+/** Where the enforcement paths read the compiled policies (the policy cache). */
+export interface PolicySource {
+  get(): Promise<{ readonly compiled: PolicySet }>;
 }
 
 export interface AuthorizationRequest {
@@ -34,32 +30,28 @@ export interface AuthorizationRequest {
 export interface WriteGuard {
   /** create: returns the rows to insert (e.g. owner columns filled) after checking each one. */
   prepareCreate?(rows: readonly WriteRow[], tx: DbSession): Promise<readonly WriteRow[]>;
-  /**
-   * create: one row just inserted, as stored (database defaults included), before the next is
-   * inserted. Giving this hook makes every insert return all columns the request may read.
-   */
-  checkCreatedRow?(created: CreatedRow, tx: DbSession): Promise<void>;
   /** update: returns the patch to apply (e.g. a password replaced by its hash). */
   preparePatch?(patch: WriteRow, tx: DbSession): Promise<WriteRow>;
   /**
-   * update: every row the update will change, as it will be (row read under lock, then the patch
-   * applied), before the UPDATE runs. Giving this hook costs a locked read per update.
+   * create/update: every written row as the database stored it (defaults, coercions, triggers),
+   * before the transaction commits. Giving this hook makes the write return every column.
    */
-  checkUpdatedRows?(rows: readonly Row[], tx: DbSession): Promise<void>;
-}
-
-export interface DenyReason {
-  /** Default: `unauthenticated` (401) for an anonymous user, `forbidden` (403) otherwise. */
-  readonly category?: 'unauthenticated' | 'forbidden';
-  readonly code?: string;
-  readonly message?: string;
-  readonly details?: ErrorDetails;
+  checkStoredRows?(rows: readonly Row[], tx: DbSession): Promise<void>;
 }
 
 export type Authorization =
   | { readonly kind: 'allow'; readonly guard?: WriteGuard }
-  /** `predicate` is AND-ed into the WHERE of read, read_mine, update and delete (not create). */
-  | { readonly kind: 'filter'; readonly predicate: SqlFragment; readonly guard?: WriteGuard }
+  | {
+      readonly kind: 'filter';
+      /** AND-ed into the WHERE of read, read_mine, update and delete (not create). */
+      readonly predicate: SqlFragment;
+      /**
+       * create/update: every row as stored must satisfy it; the database evaluates it inside the
+       * write's transaction and a failing row rolls the request back (SPEC §4.4).
+       */
+      readonly check?: SqlFragment;
+      readonly guard?: WriteGuard;
+    }
   | { readonly kind: 'deny'; readonly reason?: DenyReason };
 
 export interface Authorizer {

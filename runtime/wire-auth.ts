@@ -3,25 +3,25 @@
 // policy cache and the portable enforcement path, or with -db.rls on PostgreSQL the native one.
 
 import type { RequestHandler } from 'express';
-import type { PolicySet } from '../../compiler/policy-set.js';
-import { ANONYMOUS } from '../../compiler/types.js';
-import { createPasswordHasher } from '../auth/passwords.js';
-import { createLoginRateLimiter } from '../auth/rate-limiter.js';
-import { setupAuth } from '../auth/setup.js';
-import { createTokenService } from '../auth/tokens.js';
-import type { Config } from '../config.js';
-import type { DbAdapter } from '../db/adapter.js';
-import { adapterRunner, type RequestRunner } from '../handlers/request-runner.js';
-import { authRoutes, tokenAuthenticate } from '../http/auth-routes.js';
-import type { Authenticate } from '../http/rest-handler.js';
-import type { Logger } from '../logger.js';
-import { publicAuthorizer, type Authorizer } from '../plan/authorizer.js';
-import type { PolicyCache } from '../policy-cache.js';
-import type { SchemaCache } from '../schema-cache.js';
-import { policyInvalidatingRunner, withAuthTableGuards } from './auth-table-guards.js';
-import { createDatabasePolicyCache } from './database-policy-cache.js';
-import { createPortableAuthorizer } from './portable-authorizer.js';
-import type { NativeRls } from '../rls/native-rls.js';
+import type { PolicySet } from '../compiler/policy-set.js';
+import { ANONYMOUS } from '../compiler/types.js';
+import { createPasswordHasher } from './auth/passwords.js';
+import { createLoginRateLimiter } from './auth/rate-limiter.js';
+import { setupAuth } from './auth/setup.js';
+import { createTokenService } from './auth/tokens.js';
+import type { Config } from './config.js';
+import type { DbAdapter } from './db/adapter.js';
+import { adapterRunner, type RequestRunner } from './enforce/request-runner.js';
+import { authRoutes, tokenAuthenticate } from './http/auth-routes.js';
+import type { Authenticate } from './http/rest-handler.js';
+import type { Logger } from './logger.js';
+import { publicAuthorizer, type Authorizer } from './enforce/authorizer.js';
+import type { PolicyCache } from './policy-cache.js';
+import type { SchemaCache } from './schema-cache.js';
+import { policyInvalidatingRunner, withAuthTableGuards } from './policies/auth-table-guards.js';
+import { createDatabasePolicyCache } from './policies/database-policy-cache.js';
+import { createPortableAuthorizer } from './enforce/portable-authorizer.js';
+import type { NativeRls } from './rls/native-rls.js';
 
 export interface AuthWiringDeps {
   readonly config: Config;
@@ -62,7 +62,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   let native: NativeRls | undefined;
   if (config.db.rls && adapter.kind === 'postgres') {
     try {
-      const { startNativeRls } = await import('../rls/native-rls.js');
+      const { startNativeRls } = await import('./rls/native-rls.js');
       native = await startNativeRls({ adapter, policies, logger });
     } catch (e) {
       await policies.close();
@@ -71,7 +71,10 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   }
   return {
     authenticate,
-    authorizer: withAuthTableGuards(native?.authorizer ?? createPortableAuthorizer({ policies }), { schema: currentSchema, hasher }),
+    authorizer: withAuthTableGuards(native?.authorizer ?? createPortableAuthorizer({ policies }), {
+      schema: currentSchema,
+      hasher,
+    }),
     runner: policyInvalidatingRunner(native?.runner ?? adapterRunner(adapter), () => policies.invalidate()),
     authRoutes: authRoutes({
       adapter,

@@ -4,12 +4,11 @@
 // columns (`c = auth_user.id`) the body leaves out are filled with the user's id and another id is
 // refused as on the portable path (owner_mismatch); the database's WITH CHECK judges the rest.
 
-import type { CompiledPolicy, PolicySet } from '../../compiler/policy-set.js';
-import type { AuthUser } from '../../compiler/types.js';
+import type { PolicySet } from '../../compiler/policy-set.js';
 import type { TableInfo } from '../db/adapter.js';
-import type { Authorization, Authorizer, WriteGuard } from '../plan/authorizer.js';
-import type { PolicyCache } from '../policy-cache.js';
-import { decideInProcess, fillOwnerColumns } from '../policies/portable-authorizer.js';
+import type { Authorization, Authorizer, PolicySource } from './authorizer.js';
+import { decideInProcess } from './decide.js';
+import { ownerPreset } from './portable-authorizer.js';
 
 export interface RlsSync {
   /** Resolves once the database's generated policies of `table` match `policies`; throws when they cannot. */
@@ -17,29 +16,23 @@ export interface RlsSync {
 }
 
 export interface NativeAuthorizerDeps {
-  readonly policies: Pick<PolicyCache<PolicySet>, 'get'>;
+  readonly policies: PolicySource;
   readonly rls: RlsSync;
 }
 
 const ALLOW: Authorization = Object.freeze({ kind: 'allow' });
 
-const ownerFill = (policy: CompiledPolicy, user: AuthUser): WriteGuard => ({
-  prepareCreate: async (rows) => rows.map((row) => fillOwnerColumns(policy, user, row)),
-});
-
 export function createNativeAuthorizer(deps: NativeAuthorizerDeps): Authorizer {
   return {
     async authorize(request): Promise<Authorization> {
       const decided = await decideInProcess(deps.policies, request);
-      if (decided.kind === 'denied') return decided.denial;
+      if (decided.kind === 'denied') return { kind: 'deny', reason: decided.reason };
       const { table, action, user } = request;
       const { compiled, policy, decision } = decided;
-      if (decision.kind === 'deny') return { kind: 'deny' };
+      if (decision.kind === 'deny') return decision;
       await deps.rls.ensure(table, compiled);
-      if (action === 'create' && decision.kind === 'filter' && policy.ownerColumns.length > 0) {
-        return { kind: 'allow', guard: ownerFill(policy, user) };
-      }
-      return ALLOW;
+      const guard = action === 'create' && decision.kind === 'filter' ? ownerPreset(policy, user) : undefined;
+      return guard === undefined ? ALLOW : { kind: 'allow', guard };
     },
   };
 }

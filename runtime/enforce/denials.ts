@@ -1,0 +1,60 @@
+// The one rule that turns a policy's refusal into an answer (SPEC §4.4): 401 with
+// `WWW-Authenticate: Bearer` for an anonymous user — logging in may change the answer — and 403
+// for a logged-in one. The table handler, both enforcement paths and `policy explain` use it.
+
+import type { AuthUser } from '../../compiler/types.js';
+import { RestError, type ErrorDetails } from '../../errors/rest-error.js';
+
+export interface DenyReason {
+  /** Default `unauthenticated` for an anonymous user, `forbidden` otherwise. */
+  readonly code?: string;
+  readonly message?: string;
+  readonly details?: ErrorDetails;
+  readonly cause?: unknown;
+}
+
+/** The HTTP status a refusal gets for `user`. */
+export const denialStatus = (user: AuthUser): 401 | 403 => (user.is_authenticated ? 403 : 401);
+
+export function policyDenied(user: AuthUser, table: string, reason: DenyReason = {}): RestError {
+  const options = {
+    ...(reason.details === undefined ? {} : { details: reason.details }),
+    ...(reason.cause === undefined ? {} : { cause: reason.cause }),
+  };
+  if (!user.is_authenticated) {
+    return new RestError(
+      'unauthenticated',
+      reason.code ?? 'unauthenticated',
+      reason.message ?? `log in to access ${table}`,
+      { ...options, headers: { 'WWW-Authenticate': 'Bearer' } },
+    );
+  }
+  return new RestError(
+    'forbidden',
+    reason.code ?? 'forbidden',
+    reason.message ?? `you are not allowed to do this on ${table}`,
+    options,
+  );
+}
+
+/** A written row the policy's check refuses (SPEC §4.4: nothing is written). */
+export function checkFailed(
+  user: AuthUser,
+  table: string,
+  action: 'create' | 'update',
+  rejected: { readonly index: number; readonly many: boolean } | undefined,
+  cause?: unknown,
+): RestError {
+  const message =
+    action === 'create'
+      ? rejected?.many === true
+        ? `the row at index ${rejected.index} is not allowed by the policy of ${table}`
+        : `a new row is not allowed by the policy of ${table}`
+      : `the change would make a row of ${table} break its policy`;
+  return policyDenied(user, table, {
+    code: 'policy_check_failed',
+    message,
+    ...(rejected?.many === true ? { details: { index: rejected.index } } : {}),
+    ...(cause === undefined ? {} : { cause }),
+  });
+}

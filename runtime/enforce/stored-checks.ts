@@ -1,0 +1,46 @@
+// Checks judge what the database stores (SPEC §4.4): the portable path's create/update check is
+// evaluated by the database on each row as written — after its coercions, defaults and triggers —
+// and handed back as a flag column with the row; here the flags are read and the first failing
+// row refuses the request (the caller's transaction then rolls everything back).
+
+import type { AuthUser } from '../../compiler/types.js';
+import { RestError } from '../../errors/rest-error.js';
+import type { Row } from '../db/adapter.js';
+import { checkFailed } from './denials.js';
+
+export interface StoredJudgement {
+  readonly user: AuthUser;
+  readonly table: string;
+  readonly action: 'create' | 'update';
+  /** The flag column's name (see plan-write's StoredCheck). */
+  readonly flag: string;
+}
+
+/** A flag the database set: 1 passes; 0, NULL or anything else fails closed. */
+const passed = (value: unknown): boolean => value === 1 || value === 1n || value === '1' || value === true;
+
+/**
+ * `rows` without their flag column; throws 403 `policy_check_failed` (401 for an anonymous user)
+ * at the first row whose flag is not set. `offset`/`many` place a create's row in its request.
+ */
+export function judgeStoredRows(
+  rows: readonly Row[],
+  judgement: StoredJudgement,
+  position: { readonly offset: number; readonly many: boolean } = { offset: 0, many: false },
+): Row[] {
+  const { flag } = judgement;
+  return rows.map((row, i) => {
+    if (!Object.hasOwn(row, flag)) {
+      throw new RestError('internal', 'internal', 'Internal error.', {
+        cause: new Error(`the stored row came back without its check column ${flag}`),
+      });
+    }
+    if (!passed(row[flag])) {
+      const rejected =
+        judgement.action === 'create' ? { index: position.offset + i, many: position.many } : undefined;
+      throw checkFailed(judgement.user, judgement.table, judgement.action, rejected);
+    }
+    const { [flag]: _flag, ...stored } = row;
+    return stored;
+  });
+}

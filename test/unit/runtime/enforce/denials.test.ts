@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { ANONYMOUS, type AuthUser } from '../../../../compiler/types.js';
+import { checkFailed, denialStatus, policyDenied } from '../../../../runtime/enforce/denials.js';
+import { judgeStoredRows } from '../../../../runtime/enforce/stored-checks.js';
+
+const alice: AuthUser = { id: 1, username: 'alice', is_admin: false, is_authenticated: true, claims: {} };
+
+describe('policyDenied: the one 401/403 rule', () => {
+  it('answers an anonymous user 401 with WWW-Authenticate, whatever the reason', () => {
+    const e = policyDenied(ANONYMOUS, 'notes', { code: 'policy_check_failed', message: 'no' });
+    expect([e.status, e.code, e.message, e.headers]).toEqual([
+      401,
+      'policy_check_failed',
+      'no',
+      { 'WWW-Authenticate': 'Bearer' },
+    ]);
+    expect(policyDenied(ANONYMOUS, 'notes').message).toBe('log in to access notes');
+    expect(denialStatus(ANONYMOUS)).toBe(401);
+  });
+
+  it('answers a logged-in user 403 without the header', () => {
+    const e = policyDenied(alice, 'notes');
+    expect([e.status, e.code, e.message, e.headers]).toEqual([
+      403,
+      'forbidden',
+      'you are not allowed to do this on notes',
+      {},
+    ]);
+    expect(denialStatus(alice)).toBe(403);
+  });
+
+  it('names the refused row of a many-row create', () => {
+    const e = checkFailed(alice, 'notes', 'create', { index: 2, many: true });
+    expect(e.toBody()).toEqual({
+      error: {
+        code: 'policy_check_failed',
+        message: 'the row at index 2 is not allowed by the policy of notes',
+        details: { index: 2 },
+      },
+    });
+  });
+});
+
+describe('judgeStoredRows', () => {
+  const judgement = { user: alice, table: 'notes', action: 'create' as const, flag: 'rest_check' };
+
+  it('strips the flag of rows the database passed', () => {
+    expect(judgeStoredRows([{ id: 1, rest_check: 1 }], judgement)).toEqual([{ id: 1 }]);
+  });
+
+  it.each([0, null, '0', undefined, 2])('refuses a row whose flag is %s', (flag) => {
+    expect(() => judgeStoredRows([{ id: 1, rest_check: flag }], judgement)).toThrow(
+      expect.objectContaining({ status: 403, code: 'policy_check_failed' }) as Error,
+    );
+  });
+
+  it('places the refused row of a many-row create', () => {
+    expect(() => judgeStoredRows([{ id: 9, rest_check: 0 }], judgement, { offset: 3, many: true })).toThrow(
+      expect.objectContaining({ details: { index: 3 } }) as Error,
+    );
+  });
+
+  it('fails closed when the flag column is missing', () => {
+    expect(() => judgeStoredRows([{ id: 1 }], judgement)).toThrow(
+      expect.objectContaining({ status: 500 }) as Error,
+    );
+  });
+});
