@@ -1,5 +1,7 @@
 // PostgreSQL adapter on a pg Pool: type parsers for identical JSON, transactions that always
-// leave the client clean, catalog introspection of current_schema() and a cheap schema version.
+// leave the client clean, pipelined transactions (one round trip for a request's opening
+// statements, its statement and COMMIT), catalog introspection of current_schema() and a cheap
+// schema version. One client lifecycle (#withClient) serves every path, the native RLS one included.
 
 import pg from 'pg';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
@@ -14,6 +16,7 @@ import {
 } from './adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from './build-snapshot.js';
 import { decimalValue, integerValue, localTimestamp, utcTimestamp } from './db-values.js';
+import { RestError } from '../../errors/rest-error.js';
 import { ADAPTER_CLOSED, CONNECTION_FAILED, adapterError, mapDbError } from './map-db-error.js';
 import { createPreparedStatements, type PreparedStatements } from './pg-prepared.js';
 
@@ -115,13 +118,63 @@ const isConnectionFailure = (e: unknown): boolean =>
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
+/**
+ * `single`: `fn` runs exactly one statement, pipelined with the opening and COMMIT; `transaction`:
+ * any number, the first pipelined with the opening, COMMIT when `fn` resolves.
+ */
+export type PipelineMode = 'single' | 'transaction';
+
+export interface Pipeline {
+  /** Statements run after BEGIN and before the request's own, in the same round trip. */
+  readonly opening: readonly RenderedSql[];
+  readonly mode: PipelineMode;
+  /** What to throw for the driver error of an opening statement; default: mapped like any error. */
+  openingError?(e: unknown): unknown;
+  /** What to throw for the driver error of a request statement; undefined: mapped like any error. */
+  statementError?(e: unknown): unknown;
+}
+
+export interface PgAdapter extends DbAdapter {
+  readonly kind: 'postgres';
+  /**
+   * Runs `fn` in one transaction on one pipelined client: BEGIN, `opening` and `fn`'s first
+   * statement (and COMMIT in `single` mode) are written in one segment, so that statement costs
+   * one round trip. A failing statement aborts the transaction; the client is rolled back before
+   * it returns to the pool, and destroyed when its connection failed.
+   */
+  pipelined<T>(pipeline: Pipeline, fn: (session: DbSession) => Promise<T>): Promise<T>;
+}
+
+/** True for the PostgreSQL adapter (the native RLS path needs its pipelined transactions). */
+export const isPgAdapter = (adapter: DbAdapter): adapter is PgAdapter => adapter instanceof PgAdapterImpl;
+
+/**
+ * Sends `queries` back to back on a pipelined client. pg corks the socket around each query's
+ * own messages; holding an outer cork keeps all of them in one write, hence one network flight.
+ */
+function sendPipelined(
+  client: pg.PoolClient,
+  queries: readonly pg.QueryConfig[],
+): Promise<PromiseSettledResult<pg.QueryResult>[]> {
+  const { stream } = client.connection;
+  stream.cork();
+  try {
+    return Promise.allSettled(queries.map((query) => client.query(query)));
+  } finally {
+    stream.uncork();
+  }
+}
+
+const BEGIN: pg.QueryConfig = Object.freeze({ text: 'BEGIN' });
+const COMMIT: pg.QueryConfig = Object.freeze({ text: 'COMMIT' });
+
 /** A checked-out client's state: `fail` marks it unusable, so it is destroyed on release. */
 interface Health {
   fail(e: unknown): void;
   broken(): boolean;
 }
 
-class PgAdapter implements DbAdapter {
+class PgAdapterImpl implements PgAdapter {
   readonly kind = 'postgres' as const;
   readonly returning: Returning = { insert: true, update: true };
   readonly dialect = postgresDialect;
@@ -134,6 +187,11 @@ class PgAdapter implements DbAdapter {
   constructor(pool: pg.Pool, prepared: PreparedStatements) {
     this.#pool = pool;
     this.#prepared = prepared;
+  }
+
+  /** TEMPORARY, removed once the native runner uses pipelined(). */
+  get connectionsForNativeRunner(): { readonly pool: pg.Pool; readonly prepared: PreparedStatements } {
+    return { pool: this.#pool, prepared: this.#prepared };
   }
 
   #ensureOpen(): void {
@@ -181,23 +239,74 @@ class PgAdapter implements DbAdapter {
     return this.#withClient((client, { fail }) => this.#run(client, sql, fail));
   }
 
+  /** BEGIN travels with the first statement: a one-statement transaction costs two round trips. */
   transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T> {
-    return this.#withClient(async (client, { fail, broken }) => {
+    return this.pipelined({ opening: [], mode: 'transaction' }, fn);
+  }
+
+  pipelined<T>(pipeline: Pipeline, fn: (session: DbSession) => Promise<T>): Promise<T> {
+    return this.#withClient(async (client, health) => {
+      const noteFailure = (e: unknown): void => {
+        if (isConnectionFailure(e)) health.fail(e);
+      };
+      const statementError = (e: unknown, query: pg.QueryConfig): unknown =>
+        this.#prepared.schemaChanged(e, query) ?? pipeline.statementError?.(e) ?? mapPgError(e);
+      const send = async (query: pg.QueryConfig): Promise<QueryResult> => {
+        try {
+          return toResult(await client.query(query));
+        } catch (e) {
+          noteFailure(e);
+          throw statementError(e, query);
+        }
+      };
+      const opening = [BEGIN, ...pipeline.opening.map((sql) => this.#prepared.queryFor(client, sql))];
+      const first = async (sql: RenderedSql): Promise<QueryResult> => {
+        const statement = this.#prepared.queryFor(client, sql);
+        const settled = await sendPipelined(client, [
+          ...opening,
+          statement,
+          ...(pipeline.mode === 'single' ? [COMMIT] : []),
+        ]);
+        settled.forEach((s) => s.status === 'rejected' && noteFailure(s.reason));
+        const index = settled.findIndex((s) => s.status === 'rejected');
+        const failed = settled[index];
+        if (failed?.status === 'rejected') {
+          if (index < opening.length)
+            throw pipeline.openingError?.(failed.reason) ?? mapPgError(failed.reason);
+          throw statementError(failed.reason, statement);
+        }
+        const result = settled[opening.length];
+        if (result?.status !== 'fulfilled') throw new Error('the pipelined statement gave no result');
+        return toResult(result.value);
+      };
+
+      let statements = 0;
+      const session: DbSession = {
+        query: async (sql) => {
+          statements += 1;
+          if (statements === 1) return first(sql);
+          // After a single statement the transaction has committed and its settings are gone: a
+          // second statement would run outside them. Never let it.
+          if (pipeline.mode === 'single') {
+            throw new RestError('internal', 'internal', 'Internal error.', {
+              cause: new Error('a single-statement request ran a second statement'),
+            });
+          }
+          return send(this.#prepared.queryFor(client, sql));
+        },
+      };
       try {
-        await this.#run(client, { text: 'BEGIN', values: [] }, fail);
-        const result = await fn({ query: (sql) => this.#run(client, sql, fail) });
-        await this.#run(client, { text: 'COMMIT', values: [] }, fail);
+        const result = await fn(session);
+        if (pipeline.mode === 'transaction' && statements > 0) await send(COMMIT);
         return result;
-      } catch (e) {
-        if (!broken()) {
+      } finally {
+        if (!health.broken() && client.getTransactionStatus() !== 'I') {
           try {
             await client.query('ROLLBACK');
-          } catch (rollbackError) {
-            fail(rollbackError);
+          } catch (e) {
+            health.fail(e);
           }
         }
-        // Driver errors were mapped by #run(); the caller's own errors pass through unchanged.
-        throw e;
       }
     });
   }
@@ -252,23 +361,11 @@ class PgAdapter implements DbAdapter {
   }
 }
 
-/** What the native-RLS request runner (runtime/rls/) shares with a PostgreSQL adapter. */
-export interface PgConnections {
-  /** The adapter's pool; its clients are pipelined. */
-  readonly pool: pg.Pool;
-  readonly prepared: PreparedStatements;
-}
-
-const connections = new WeakMap<DbAdapter, PgConnections>();
-
-/** The pool and prepared statements behind a PostgreSQL adapter; undefined for other adapters. */
-export const pgConnectionsOf = (adapter: DbAdapter): PgConnections | undefined => connections.get(adapter);
-
 /** Opens a pool and checks one connection; throws the driver's error when that fails. */
 export async function createPgAdapter(
   connectionString: string,
   options: AdapterOptions = {},
-): Promise<DbAdapter> {
+): Promise<PgAdapter> {
   const pool = new pg.Pool({
     connectionString,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
@@ -290,8 +387,11 @@ export async function createPgAdapter(
     await pool.end().catch(() => undefined);
     throw e;
   }
-  const prepared = createPreparedStatements();
-  const adapter = new PgAdapter(pool, prepared);
-  connections.set(adapter, { pool, prepared });
-  return adapter;
+  return new PgAdapterImpl(pool, createPreparedStatements());
 }
+
+/** TEMPORARY, removed once the native runner uses pipelined(). */
+export const pgConnectionsOf = (
+  adapter: DbAdapter,
+): { readonly pool: pg.Pool; readonly prepared: PreparedStatements } | undefined =>
+  adapter instanceof PgAdapterImpl ? adapter.connectionsForNativeRunner : undefined;
