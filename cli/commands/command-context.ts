@@ -1,8 +1,9 @@
-// What every command handler is given: the resolved configuration and where to print; and the
-// one way commands open (and always close) the configured database.
+// What every command handler is given: the resolved configuration and where to print; the one
+// way commands open (and always close) the configured database; the arguments several share.
 
+import { ACTIONS, type Action } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
-import type { DbAdapter, SchemaSnapshot } from '../../runtime/db/adapter.js';
+import type { DbAdapter, SchemaSnapshot, TableInfo } from '../../runtime/db/adapter.js';
 import { createAdapter } from '../../runtime/db/create-adapter.js';
 import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE } from '../../runtime/auth/auth-ddl.js';
 import type { Config } from '../../runtime/config.js';
@@ -50,4 +51,25 @@ export function requireAuthTables(schema: SchemaSnapshot): void {
       'auth is not set up on this database: run `rest auth setup` first',
     );
   }
+}
+
+/** A table of the introspected schema, by name (unknown → exit 2). */
+export function findTable(tables: ReadonlyMap<string, TableInfo>, name: string): TableInfo {
+  const table = tables.get(name);
+  if (table === undefined)
+    throw new RestError('not_found', 'unknown_table', `table '${name}' does not exist`);
+  return table;
+}
+
+/** A request's action (not the policy action `all`: a request has one). */
+export function parseAction(text: string): Action {
+  const action = ACTIONS.find((a) => a === text);
+  if (action === undefined) {
+    throw new RestError(
+      'invalid_input',
+      'invalid_action',
+      `action must be one of ${ACTIONS.join(', ')} (got '${text}')`,
+    );
+  }
+  return action;
 }

@@ -1,8 +1,19 @@
-// The `auth_user` a `policy explain` decides for, from --user/--admin/--anonymous/--username/--claims:
-// the same shape the token service derives from a verified token (SPEC §3.1).
+// The `auth_user` a `policy explain` decides for, from the flags --user/--admin/--anonymous/
+// --username/--claims (declared here too): the same shape the token service derives from a
+// verified token (SPEC §3.1).
 
+import type { Options } from 'yargs';
 import { ANONYMOUS, type AuthUser } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
+
+/** The flags that describe the user, as yargs options. */
+export const EXPLAIN_USER_OPTIONS = {
+  user: { type: 'string', describe: 'Decide for the logged-in user with this id (auth_user.id)' },
+  admin: { type: 'boolean', default: false, describe: 'The user is an admin (auth_user.is_admin)' },
+  anonymous: { type: 'boolean', default: false, describe: 'Decide for an anonymous request (the default)' },
+  username: { type: 'string', describe: "The user's auth_user.username" },
+  claims: { type: 'string', describe: 'More token claims as a JSON object (auth_user.claims.<name>)' },
+} as const satisfies Readonly<Record<string, Options>>;
 
 export interface ExplainUserFlags {
   readonly user?: string | undefined;

@@ -1,45 +1,16 @@
 // `rest policy compile [--table <t>]`: the PostgreSQL row-level security DDL the compiler
-// generates from auth_policies, for every table or one, ready to review or to hand to a
-// migration tool.
+// generates from auth_policies (runtime/rls/rls-ddl.ts), for every table or one, ready to review
+// or to hand to a migration tool.
 
 import type { CommandModule } from 'yargs';
-import type { GlobalArgs } from '../config/global-options.js';
-import { compilePolicySet, postgresDialect, type PolicyRow } from '../../compiler/index.js';
+import { postgresDialect } from '../../compiler/sql/dialect.js';
 import type { TableInfo } from '../../runtime/db/adapter.js';
 import { listPolicies } from '../../runtime/policies/policy-service.js';
-import { tableRls } from '../../runtime/rls/reconcile.js';
+import { compileTablesDdl, rlsRoleFor } from '../../runtime/rls/rls-ddl.js';
+import type { GlobalArgs } from '../config/global-options.js';
+import { formatDdl } from '../format/ddl.js';
 import { formatJson } from '../output/json.js';
-import { requireAuthTables, withDatabase, type CommandContext } from './command-context.js';
-import { findTable } from './policy-explain.js';
-import { rlsRoleFor } from './rls-role.js';
-
-export interface TableDdl {
-  readonly table: string;
-  readonly statements: readonly string[];
-}
-
-/** The DDL of each table as the server applies it (runtime/rls), in the order given. */
-export function compileTablesDdl(
-  rows: readonly PolicyRow[],
-  tables: readonly TableInfo[],
-  role: string,
-): TableDdl[] {
-  const set = compilePolicySet(rows, postgresDialect);
-  return tables.map((t) => ({ table: t.name, statements: tableRls(t, set, role).statements }));
-}
-
-export function formatDdl(role: string, ddl: readonly TableDdl[]): string {
-  const header = `-- row-level security compiled by rest from auth_policies, for role ${postgresDialect.quoteIdent(role)}\n\n`;
-  return (
-    header +
-    ddl
-      .map((t) =>
-        [`-- table ${postgresDialect.quoteIdent(t.table)}`, ...t.statements.map((s) => `${s};`)].join('\n'),
-      )
-      .join('\n\n')
-      .concat(ddl.length === 0 ? '' : '\n')
-  );
-}
+import { findTable, requireAuthTables, withDatabase, type CommandContext } from './command-context.js';
 
 interface CompileArgs extends GlobalArgs {
   readonly table?: string | undefined;

@@ -1,0 +1,46 @@
+// The PostgreSQL row-level security DDL as the server's reconciler applies it, for people to read:
+// each table's statements (`rest policy compile`, `rest policy explain`) and the role they are for.
+
+import { basename, extname } from 'node:path';
+import { compilePolicySet, type PolicySet } from '../../compiler/policy-set.js';
+import { postgresDialect } from '../../compiler/sql/dialect.js';
+import type { PolicyRow } from '../../compiler/types.js';
+import type { DbAdapter, TableInfo } from '../db/adapter.js';
+import { parseDbUrl } from '../db/parse-db-url.js';
+import { tableRls } from './reconcile.js';
+import { requestRoleName } from './request-role.js';
+
+export interface TableDdl {
+  readonly table: string;
+  readonly statements: readonly string[];
+}
+
+/** One table's DDL for `role`, from an already compiled policy set. */
+export const tableDdl = (table: TableInfo, policies: PolicySet, role: string): TableDdl => ({
+  table: table.name,
+  statements: tableRls(table, policies, role).statements,
+});
+
+/** The DDL of each table as the server applies it, in the order given. */
+export function compileTablesDdl(
+  rows: readonly PolicyRow[],
+  tables: readonly TableInfo[],
+  role: string,
+): TableDdl[] {
+  const policies = compilePolicySet(rows, postgresDialect);
+  return tables.map((t) => tableDdl(t, policies, role));
+}
+
+/**
+ * The role native-RLS requests run as, which the generated policies are for: on PostgreSQL the
+ * server's own choice for the connected database; elsewhere the role a PostgreSQL database of the
+ * same name would get (the MySQL database name, the SQLite file name without extension).
+ */
+export async function rlsRoleFor(adapter: Pick<DbAdapter, 'kind' | 'query'>, dbUrl: string): Promise<string> {
+  if (adapter.kind === 'postgres') {
+    const { rows } = await adapter.query({ text: 'SELECT current_database() AS database', values: [] });
+    return requestRoleName(String(rows[0]?.['database']));
+  }
+  const url = parseDbUrl(dbUrl);
+  return requestRoleName(url.kind === 'sqlite' ? basename(url.path, extname(url.path)) : url.database);
+}

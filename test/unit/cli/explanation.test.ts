@@ -1,0 +1,76 @@
+// The text of `policy explain`'s decision: the write's check follows the reason, on either path.
+
+import { describe, expect, it } from 'vitest';
+import { formatExplanation } from '../../../cli/format/explanation.js';
+import { postgresDialect, sqliteDialect } from '../../../compiler/sql/dialect.js';
+import type { AuthUser, PolicyRow } from '../../../compiler/types.js';
+import type { ColumnInfo, TableInfo } from '../../../runtime/db/adapter.js';
+import { explainPolicy, type ExplainInput } from '../../../runtime/explain-policy.js';
+
+const columns: ColumnInfo[] = ['id', 'user_id'].map((name) => ({
+  name,
+  type: 'integer',
+  dbType: 'integer',
+  nullable: true,
+  hasDefault: false,
+  autoIncrement: name === 'id',
+}));
+const todos: TableInfo = {
+  name: 'todos',
+  columns,
+  columnsByName: new Map(columns.map((c) => [c.name, c])),
+  primaryKey: ['id'],
+};
+const rows: readonly PolicyRow[] = [
+  { id: 3, table_name: 'all', action: 'all', expression: 'user_id = auth_user.id', description: 'owner' },
+];
+const bob: AuthUser = { id: 2, username: null, is_admin: false, is_authenticated: true, claims: {} };
+const input: ExplainInput = {
+  rows,
+  table: todos,
+  action: 'update',
+  user: bob,
+  adapter: { kind: 'sqlite', dialect: sqliteDialect },
+  authEnabled: true,
+  nativeRls: false,
+  rlsRole: undefined,
+};
+
+/** The lines from `Decision:` to the end. */
+const decision = (text: string): string => text.slice(text.indexOf('Decision: '));
+
+describe('formatExplanation', () => {
+  it('prints the portable check with its bound values after the reason', async () => {
+    const text = formatExplanation(await explainPolicy(input));
+    expect(decision(text)).toMatch(
+      /^Decision: filter \("user_id" = \?\) \[2\]\n {2}allowed on the rows where the predicate is TRUE\n {2}check: \("user_id" = \?\) \[2\]\n {2}every changed row must make it TRUE as the database stored it [^\n]+\n$/,
+    );
+  });
+
+  it('prints the WITH CHECK of the native path after the session settings', async () => {
+    const text = formatExplanation(
+      await explainPolicy({
+        ...input,
+        adapter: { kind: 'postgres', dialect: postgresDialect },
+        nativeRls: true,
+        rlsRole: 'app',
+      }),
+    );
+    expect(decision(text)).toMatch(
+      /^Decision: filter by row-level security \("user_id" = [^\n]+\)\n {2}[^\n]+\n {2}session settings: rest\.user_id='2' [^\n]+\n {2}check: WITH CHECK \("user_id" = [^\n]+\)\n {2}[^\n]+'rest_todos_update' judges it[^\n]+\n$/,
+    );
+  });
+
+  it('prints nothing after the reason of a read or a denial', async () => {
+    const read = formatExplanation(await explainPolicy({ ...input, action: 'read' }));
+    expect(decision(read)).toBe(
+      'Decision: filter ("user_id" = ?) [2]\n  allowed on the rows where the predicate is TRUE\n',
+    );
+    const denied = formatExplanation(
+      await explainPolicy({ ...input, user: { ...bob, id: null, is_authenticated: false } }),
+    );
+    expect(decision(denied)).toBe(
+      'Decision: deny 401\n  auth_user alone makes the expression FALSE or unknown, whatever the row\n',
+    );
+  });
+});

@@ -1,0 +1,199 @@
+// explainPolicy without a database: the decision is the one the server's authorizer takes for the
+// configured path — portable (predicate, and the check judged on the rows as stored) or native
+// (deny in-process, else the table's RLS policy and its WITH CHECK) — with the 401/403 rule.
+
+import { describe, expect, it } from 'vitest';
+import { postgresDialect, sqliteDialect } from '../../../compiler/sql/dialect.js';
+import {
+  ANONYMOUS,
+  type Action,
+  type AuthUser,
+  type ColumnType,
+  type PolicyRow,
+} from '../../../compiler/types.js';
+import type { ColumnInfo, TableInfo } from '../../../runtime/db/adapter.js';
+import { explainPolicy, type ExplainInput } from '../../../runtime/explain-policy.js';
+import { compileTablesDdl } from '../../../runtime/rls/rls-ddl.js';
+
+function table(name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo {
+  const infos: ColumnInfo[] = Object.entries(columns).map(([column, type]) => ({
+    name: column,
+    type,
+    dbType: type,
+    nullable: true,
+    hasDefault: false,
+    autoIncrement: column === 'id',
+  }));
+  return { name, columns: infos, columnsByName: new Map(infos.map((c) => [c.name, c])), primaryKey: ['id'] };
+}
+
+const user = (id: number, is_admin = false): AuthUser => ({
+  id,
+  username: `u${id}`,
+  is_admin,
+  is_authenticated: true,
+  claims: { user_id: id, is_admin },
+});
+
+const SEED: readonly PolicyRow[] = [
+  { id: 1, table_name: 'auth_users', action: 'all', expression: 'auth_user.is_admin', description: 'users' },
+  { id: 2, table_name: 'all', action: 'all', expression: 'user_id = auth_user.id', description: 'owner' },
+];
+
+const notes = table('notes', { id: 'integer', user_id: 'integer', body: 'text' });
+const docs = table('docs', { id: 'integer', title: 'text' });
+const users = table('auth_users', { id: 'integer', username: 'text', is_admin: 'boolean' });
+
+const portable = (t: TableInfo, action: Action, u: AuthUser): ExplainInput => ({
+  rows: SEED,
+  table: t,
+  action,
+  user: u,
+  adapter: { kind: 'sqlite', dialect: sqliteDialect },
+  authEnabled: true,
+  nativeRls: false,
+  rlsRole: undefined,
+});
+
+const native = (t: TableInfo, action: Action, u: AuthUser): ExplainInput => ({
+  ...portable(t, action, u),
+  adapter: { kind: 'postgres', dialect: postgresDialect },
+  nativeRls: true,
+  rlsRole: 'rest_request_app',
+});
+
+const OWNER_RLS = "(\"user_id\" = (select nullif(current_setting('rest.user_id', true), '')::bigint))";
+
+describe('explainPolicy: denials follow runtime/enforce/denials.ts', () => {
+  it.each([
+    ['portable', portable],
+    ['native', native],
+  ])('%s: an anonymous request on an owner policy is denied 401', async (_path, input) => {
+    const e = await explainPolicy(input(notes, 'read', ANONYMOUS));
+    expect(e.decision).toEqual({
+      kind: 'deny',
+      status: 401,
+      reason: 'auth_user alone makes the expression FALSE or unknown, whatever the row',
+      error: { code: 'unauthenticated', message: 'log in to access notes' },
+    });
+  });
+
+  it.each([
+    ['portable', portable],
+    ['native', native],
+  ])('%s: a logged-in user the policy refuses is denied 403', async (_path, input) => {
+    const e = await explainPolicy(input(users, 'update', user(2)));
+    expect(e.decision).toMatchObject({
+      kind: 'deny',
+      status: 403,
+      error: { code: 'forbidden', message: 'you are not allowed to do this on auth_users' },
+    });
+    expect((await explainPolicy(input(users, 'update', user(1, true)))).decision).toEqual({
+      kind: 'allow',
+      reason: 'auth_user alone makes the expression TRUE, whatever the row',
+    });
+  });
+
+  it.each([
+    ['portable', portable],
+    ['native', native],
+  ])('%s: a policy naming a column the table lacks is denied 403 naming it', async (_path, input) => {
+    const e = await explainPolicy(input(docs, 'read', user(2)));
+    expect(e.missing_columns).toEqual(['user_id']);
+    expect(e.decision).toEqual({
+      kind: 'deny',
+      status: 403,
+      reason: "the policy names column 'user_id', which table 'docs' lacks",
+      error: {
+        code: 'policy_column_missing',
+        message: "the policy for docs uses column 'user_id', which table docs does not have",
+        details: { table: 'docs', column: 'user_id' },
+      },
+    });
+    const anonymous = await explainPolicy(input(docs, 'read', ANONYMOUS));
+    expect(anonymous.decision).toMatchObject({ kind: 'deny', status: 401 });
+    expect(anonymous.decision.reason).toMatch(/lacks; an anonymous user is told to log in first$/);
+  });
+});
+
+describe('explainPolicy: the portable path', () => {
+  it('filters reads with the predicate bound for the user, without a check', async () => {
+    const e = await explainPolicy(portable(notes, 'read', user(2)));
+    expect(e.native_rls).toBe(false);
+    expect(e.rls_ddl).toBeNull();
+    expect(e.predicate).toEqual({ sql: '("user_id" = ?)', values: [2] });
+    expect(e.decision).toEqual({
+      kind: 'filter',
+      enforced_by: 'where',
+      reason: 'allowed on the rows where the predicate is TRUE',
+      sql: '("user_id" = ?)',
+      values: [2],
+    });
+  });
+
+  it('gives create the check the database judges on the rows as stored, and fills the owner column', async () => {
+    const e = await explainPolicy(portable(notes, 'create', user(2)));
+    expect(e.decision).toMatchObject({ kind: 'filter', enforced_by: 'where', sql: '("user_id" = ?)' });
+    if (e.decision.kind !== 'filter' || e.decision.enforced_by !== 'where') throw new Error('not a filter');
+    expect(e.decision.check).toMatchObject({ sql: '("user_id" = ?)', values: [2] });
+    expect(e.decision.check?.reason).toBe(
+      'every new row must make it TRUE as the database stored it (defaults, coercions and triggers applied): ' +
+        "the database evaluates it on each row it wrote, inside the write's transaction, and a row that fails " +
+        'rolls the whole request back (deny 403 policy_check_failed); ' +
+        "before that, 'user_id' left out of the body is filled with the user's id and another id is refused " +
+        '(deny 403 owner_mismatch)',
+    );
+  });
+
+  it('gives update a check on the changed rows, and delete none', async () => {
+    const update = (await explainPolicy(portable(notes, 'update', user(2)))).decision;
+    expect(update).toMatchObject({ check: { sql: '("user_id" = ?)', values: [2] } });
+    expect(update.kind === 'filter' && update.check?.reason).toMatch(/^every changed row must make it TRUE/);
+    expect(update.kind === 'filter' && update.check?.reason).not.toMatch(/owner_mismatch/);
+    const del = (await explainPolicy(portable(notes, 'delete', user(2)))).decision;
+    expect(del).toMatchObject({ kind: 'filter', enforced_by: 'where' });
+    expect(del).not.toHaveProperty('check');
+  });
+});
+
+describe('explainPolicy: the native path', () => {
+  it("leaves the rows to the table's RLS policy, which reads auth_user from the session settings", async () => {
+    const e = await explainPolicy(native(notes, 'read', user(2)));
+    expect(e.native_rls).toBe(true);
+    // The DDL `policy compile` prints for the table and role, as the reconciler applies it.
+    expect(e.rls_ddl).toEqual(compileTablesDdl(SEED, [notes], 'rest_request_app')[0]?.statements);
+    expect(e.rls_ddl?.find((s) => s.startsWith('CREATE POLICY "rest_notes_select"'))).toContain(OWNER_RLS);
+    expect(e.decision).toEqual({
+      kind: 'filter',
+      enforced_by: 'rls',
+      reason: "allowed on the rows the table's row-level security policy lets through",
+      sql: OWNER_RLS,
+      settings: [
+        { name: 'rest.user_id', value: '2' },
+        { name: 'rest.username', value: '"u2"' },
+        { name: 'rest.is_admin', value: 'false' },
+        { name: 'rest.is_authenticated', value: 'true' },
+        { name: 'rest.claims', value: '{"user_id":2,"is_admin":false}' },
+        { name: 'rest.action', value: 'read' },
+      ],
+    });
+  });
+
+  it.each([
+    [
+      'create',
+      'rest_notes_insert',
+      /^every new row .*the WITH CHECK of policy 'rest_notes_insert' judges it.*owner_mismatch/,
+    ],
+    [
+      'update',
+      'rest_notes_update',
+      /^every changed row .*the WITH CHECK of policy 'rest_notes_update' judges it/,
+    ],
+  ] as const)('names the WITH CHECK that judges a %s', async (action, policy, reason) => {
+    const { decision } = await explainPolicy(native(notes, action, user(2)));
+    expect(decision).toMatchObject({ kind: 'filter', enforced_by: 'rls', check: { policy, sql: OWNER_RLS } });
+    expect(decision).not.toHaveProperty('values');
+    expect(decision.kind === 'filter' && decision.check?.reason).toMatch(reason);
+  });
+});
