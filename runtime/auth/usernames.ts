@@ -10,32 +10,51 @@ export interface NormalizedUsername {
   readonly key: string;
 }
 
-type Reason = 'type' | 'length' | 'control' | 'zero_width' | 'bidi' | 'invisible' | 'surrogate' | 'space';
+type Reason = 'type' | 'length' | 'control' | 'bidi' | 'invisible' | 'combining' | 'surrogate' | 'space';
 
 const messages: Readonly<Record<Reason, string>> = {
   type: 'username must be a string',
   length: `username must be 1 to ${USERNAME_MAX_CHARACTERS} characters long`,
-  control: 'username must not contain control characters',
-  zero_width: 'username must not contain zero-width characters',
+  control: 'username must not contain control characters or line breaks',
   bidi: 'username must not contain bidirectional control characters',
-  invisible: 'username must not contain invisible formatting characters',
+  invisible: 'username must not contain invisible characters (format, zero-width or default-ignorable)',
+  combining: 'username must not start with a combining mark',
   surrogate: 'username must be valid Unicode text',
   space: 'username must not start or end with a space',
 };
 
-const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF]/u;
-const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/u;
+// Every rule is a Unicode property (https://www.unicode.org/reports/tr44/#Property_Index), so
+// the list follows Node's Unicode version instead of a hand-kept table.
 // C0/C1 controls, DEL, and the line/paragraph separators that act as line breaks.
-const CONTROL = /[\p{Cc}\u2028\u2029]/u;
-// Every other format character (soft hyphen, invisible operators, tag characters…) also
-// renders as nothing, so two names differing only by one would look identical.
-const INVISIBLE = /\p{Cf}/u;
+const CONTROL = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+// Embeddings, overrides, isolates and marks (U+202E turns `admin\u202Egpj` into "adminjpg").
+const BIDI = /\p{Bidi_Control}/u;
+// Format characters (soft hyphen, zero-width space/joiners, word joiner, BOM, tag characters)
+// and the other default-ignorable code points, which renderers draw as nothing: fillers
+// (U+3164, U+115F, U+FFA0), the combining grapheme joiner U+034F, variation selectors
+// (U+FE0F), U+17B4. Two names differing only by one would look identical.
+const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+// A mark at the start has no base character: it stacks on whatever is shown before the name.
+const LEADING_MARK = /^\p{M}/u;
 const EDGE_SPACE = /^\s|\s$/u;
 // With the `u` flag a lone surrogate is one code point of category Cs.
 const LONE_SURROGATE = /\p{Cs}/u;
 
-const invalid = (reason: Reason): RestError =>
-  new RestError('invalid_input', 'invalid_username', messages[reason], { details: { field: 'username', reason } });
+/** Checked in this order; the first broken rule is reported, with the character it found. */
+const RULES: ReadonlyArray<readonly [Reason, RegExp]> = [
+  ['control', CONTROL],
+  ['bidi', BIDI],
+  ['invisible', INVISIBLE],
+  ['combining', LEADING_MARK],
+];
+
+const codePoint = (c: string): string =>
+  `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+
+const invalid = (reason: Reason, found?: string): RestError =>
+  new RestError('invalid_input', 'invalid_username', messages[reason], {
+    details: { field: 'username', reason, ...(found === undefined ? {} : { character: codePoint(found) }) },
+  });
 
 /**
  * The uniqueness key: the NFC name under full case folding. JavaScript has no case-fold
@@ -54,10 +73,10 @@ export function normalizeUsername(input: unknown): NormalizedUsername {
   const username = input.normalize('NFC');
   const length = [...username].length;
   if (length < 1 || length > USERNAME_MAX_CHARACTERS) throw invalid('length');
-  if (CONTROL.test(username)) throw invalid('control');
-  if (ZERO_WIDTH.test(username)) throw invalid('zero_width');
-  if (BIDI.test(username)) throw invalid('bidi');
-  if (INVISIBLE.test(username)) throw invalid('invisible');
+  for (const [reason, rule] of RULES) {
+    const found = rule.exec(username)?.[0];
+    if (found !== undefined) throw invalid(reason, found);
+  }
   if (EDGE_SPACE.test(username)) throw invalid('space');
   return { username, key: usernameKey(username) };
 }

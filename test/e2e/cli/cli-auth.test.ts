@@ -100,6 +100,9 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       ['a password over 72 bytes', ['dave', 'é'.repeat(37), 'false'], /8 to 72 bytes/],
       ['a username over 32 characters', ['d'.repeat(33), 'password123', 'false'], /username/],
       ['a username with a zero-width space', ['da\u200bve', 'password123', 'false'], /username/],
+      ['a username with U+034F', ['ad\u034Fmin', 'password123', 'false'], /invisible characters/],
+      ['a username with U+3164', ['admin\u3164', 'password123', 'false'], /invisible characters/],
+      ['a username with a leading combining mark', ['\u0301dave', 'password123', 'false'], /combining mark/],
       ['is_admin other than true or false', ['dave', 'password123', 'yes'], /is_admin must be true or false/],
     ])('auth user add refuses %s with exit 2 and writes nothing', async (_what, args, message) => {
       expectOneLineError(await t.rest(['auth', 'user', 'add', ...args]), 2, message);

@@ -36,31 +36,11 @@ describe('normalizeUsername', () => {
     ['x'.repeat(33), 'length'],
     ['😀'.repeat(33), 'length'],
     ['e\u0301'.repeat(33), 'length'],
-    ['a\u0000b', 'control'],
-    ['a\tb', 'control'],
-    ['a\nb', 'control'],
-    ['a\u007Fb', 'control'],
-    ['a\u0085b', 'control'],
-    ['a\u2028b', 'control'],
-    ['a\u200Bb', 'zero_width'],
-    ['a\u200Cb', 'zero_width'],
-    ['a\u200Db', 'zero_width'],
-    ['a\u2060b', 'zero_width'],
-    ['\uFEFFab', 'zero_width'],
-    ['a\u202Ab', 'bidi'],
-    ['admin\u202Egpj', 'bidi'],
-    ['a\u2066b', 'bidi'],
-    ['a\u2069b', 'bidi'],
-    ['a\u200Eb', 'bidi'],
-    ['a\u200Fb', 'bidi'],
-    ['a\u061Cb', 'bidi'],
-    ['ad\u00ADmin', 'invisible'],
-    ['a\u{E0041}b', 'invisible'],
+    ['a\uD800b', 'surrogate'],
     [' alice', 'space'],
     ['alice ', 'space'],
     ['alice\u00A0', 'space'],
     ['\u3000alice', 'space'],
-    ['a\uD800b', 'surrogate'],
     [42, 'type'],
     [null, 'type'],
     [undefined, 'type'],
@@ -70,6 +50,61 @@ describe('normalizeUsername', () => {
     expect(e.code).toBe('invalid_username');
     expect(e.details).toEqual({ field: 'username', reason });
   });
+
+  it.each([
+    // controls and line breaks
+    ['a\u0000b', 'control', 'U+0000'],
+    ['a\tb', 'control', 'U+0009'],
+    ['a\nb', 'control', 'U+000A'],
+    ['a\u007Fb', 'control', 'U+007F'],
+    ['a\u0085b', 'control', 'U+0085'],
+    ['a\u2028b', 'control', 'U+2028'],
+    ['a\u2029b', 'control', 'U+2029'],
+    // bidirectional controls
+    ['a\u202Ab', 'bidi', 'U+202A'],
+    ['admin\u202Egpj', 'bidi', 'U+202E'],
+    ['a\u2066b', 'bidi', 'U+2066'],
+    ['a\u2069b', 'bidi', 'U+2069'],
+    ['a\u200Eb', 'bidi', 'U+200E'],
+    ['a\u200Fb', 'bidi', 'U+200F'],
+    ['a\u061Cb', 'bidi', 'U+061C'],
+    // zero-width and other format characters (Cf)
+    ['a\u200Bb', 'invisible', 'U+200B'],
+    ['a\u200Cb', 'invisible', 'U+200C'],
+    ['a\u200Db', 'invisible', 'U+200D'],
+    ['a\u2060b', 'invisible', 'U+2060'],
+    ['\uFEFFab', 'invisible', 'U+FEFF'],
+    ['ad\u00ADmin', 'invisible', 'U+00AD'],
+    ['a\u180Eb', 'invisible', 'U+180E'],
+    ['a\u{E0041}b', 'invisible', 'U+E0041'],
+    // default-ignorable code points that are not Cf (SPEC §3.1's examples first)
+    ['adm\u034Fin', 'invisible', 'U+034F'],
+    ['admin\u3164', 'invisible', 'U+3164'],
+    ['\u3164', 'invisible', 'U+3164'],
+    ['admin\uFE0F', 'invisible', 'U+FE0F'],
+    ['ad\u17B4min', 'invisible', 'U+17B4'],
+    ['ad\u17B5min', 'invisible', 'U+17B5'],
+    ['a\u115Fb', 'invisible', 'U+115F'],
+    ['a\u1160b', 'invisible', 'U+1160'],
+    ['a\uFFA0b', 'invisible', 'U+FFA0'],
+    ['a\u{E0100}b', 'invisible', 'U+E0100'],
+    ['\u2764\uFE0F', 'invisible', 'U+FE0F'],
+    // a combining mark with no base character, whatever its kind (Mn, Mc, Me)
+    ['\u0301alice', 'combining', 'U+0301'],
+    ['\u0903alice', 'combining', 'U+0903'],
+    ['\u20DDalice', 'combining', 'U+20DD'],
+  ])('rejects %j (%s, %s)', (input, reason, character) => {
+    const e = rejection(input);
+    expect(e.code).toBe('invalid_username');
+    expect(e.details).toEqual({ field: 'username', reason, character });
+  });
+
+  it.each(['q\u0307', 'a\u20DD', 'नमस्ते', 'ค่ะ', 'Zoë'])(
+    'accepts combining marks after a base character: %j',
+    (name) => {
+      expect(normalizeUsername(name).username).toBe(name.normalize('NFC'));
+    },
+  );
 
   it('counts length after NFC: 32 decomposed é are 64 code points but 32 characters', () => {
     expect([...'e\u0301'.repeat(32)].length).toBe(64);
