@@ -1,10 +1,17 @@
 // createApp(deps): wiring only. Every effect (database, schema, log, clock, auth) is injected;
 // the composition root is runtime/server.ts.
 
-import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import type { DbAdapter } from './db/adapter.js';
 import type { Config } from './config.js';
 import type { RequestRunner } from './enforce/request-runner.js';
+import { authDisabledRoutes } from './http/auth-routes.js';
 import { commonHeaders, requestIdFrom } from './http/common-headers.js';
 import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware } from './http/error-middleware.js';
@@ -30,7 +37,7 @@ export interface AppDeps {
   readonly authenticate: Authenticate;
   readonly authorizer: Authorizer;
   readonly runner: RequestRunner;
-  /** The /auth/* endpoints (SPEC §3.1), present exactly when auth is enabled. */
+  /** The /auth/* endpoints (SPEC §3.1), present exactly when auth is enabled; else 404 `auth_disabled`. */
   readonly authRoutes?: RequestHandler;
 }
 
@@ -58,7 +65,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(commonHeaders);
   app.use(accessLog(deps.logger, deps.clock));
   app.use(corsMiddleware(deps.config.cors));
-  if (deps.authRoutes !== undefined) app.use(deps.authRoutes);
+  app.use(deps.authRoutes ?? authDisabledRoutes());
   app.use(
     restHandler({
       adapter: deps.adapter,

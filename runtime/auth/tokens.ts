@@ -1,6 +1,6 @@
 // JWT issue and verification (SPEC §3.1): HS256 only, `auth_user` from the verified claims,
-// one uniform 401 `invalid_token` outside, the precise reason only in `cause`; verified tokens
-// are cached until they expire so a request does not re-verify the signature.
+// every bad token one 401 `invalid_token` whose message and `WWW-Authenticate` say why; verified
+// tokens are cached until they expire so a request does not re-verify the signature.
 
 import { SignJWT, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
@@ -48,14 +48,58 @@ interface CachedUser {
 }
 
 const BEARER = /^Bearer +([^\s]+) *$/i;
+const BEARER_SCHEME = /^Bearer(?:\s|$)/i;
 const INTEGER_STRING = /^-?[0-9]+$/;
 
-/** The uniform 401 of every bad token; `reason` stays in the cause, for logs only. */
-export function invalidToken(reason: string, cause?: unknown): RestError {
-  return new RestError('unauthenticated', 'invalid_token', 'the token is invalid or expired', {
-    cause: new Error(reason, cause === undefined ? undefined : { cause }),
-    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+/** Why a token is refused (SPEC §3.1); the code stays `invalid_token` for every one. */
+export type TokenProblem =
+  | 'missing_bearer'
+  | 'malformed'
+  | 'bad_signature'
+  | 'wrong_algorithm'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'invalid_user_id';
+
+// Also the RFC 6750 `error_description`, which allows no double quote and no backslash
+// (https://www.rfc-editor.org/rfc/rfc6750#section-3).
+export const TOKEN_PROBLEM_MESSAGES: Readonly<Record<TokenProblem, string>> = Object.freeze({
+  missing_bearer: 'the Authorization header does not use the Bearer scheme',
+  malformed: 'the token is malformed',
+  bad_signature: 'the token signature is invalid',
+  wrong_algorithm: 'the token is not signed with HS256',
+  expired: 'the token has expired',
+  not_yet_valid: 'the token is not valid yet',
+  invalid_user_id: 'the token has no valid user_id claim',
+});
+
+/** The 401 of a bad token: the reason in the message and in `WWW-Authenticate`; details in `cause`. */
+export function invalidToken(problem: TokenProblem, detail: string, cause?: unknown): RestError {
+  const message = TOKEN_PROBLEM_MESSAGES[problem];
+  return new RestError('unauthenticated', 'invalid_token', message, {
+    cause: new Error(detail, cause === undefined ? undefined : { cause }),
+    headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${message}"` },
   });
+}
+
+// jose's error codes (https://github.com/panva/jose/blob/main/docs/util/errors/README.md); a
+// claim check names its claim: `exp` → expired, `nbf` → not yet valid, a mistyped one → malformed.
+function problemOf(e: unknown): TokenProblem {
+  const code = (e as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return 'wrong_algorithm';
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return 'bad_signature';
+    case 'ERR_JWT_EXPIRED':
+      return 'expired';
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED': {
+      const { claim, reason } = e as { claim?: unknown; reason?: unknown };
+      return claim === 'nbf' && reason === 'check_failed' ? 'not_yet_valid' : 'malformed';
+    }
+    default:
+      return 'malformed';
+  }
 }
 
 /** `user_id` as a safe integer, from a JSON integer or an integer string. */
@@ -80,7 +124,9 @@ function deepFreeze<T>(value: T): T {
 export function authUserFromClaims(claims: JWTPayload): AuthUser {
   const id = userIdOf(claims['user_id']);
   if (id === undefined) {
-    throw invalidToken(claims['user_id'] === undefined ? 'user_id claim is missing' : 'user_id claim is not an integer');
+    const detail =
+      claims['user_id'] === undefined ? 'user_id claim is missing' : 'user_id claim is not an integer';
+    throw invalidToken('invalid_user_id', detail);
   }
   const username = claims['username'];
   return Object.freeze({
@@ -95,11 +141,19 @@ export function authUserFromClaims(claims: JWTPayload): AuthUser {
 export function createTokenService(options: TokenServiceOptions): TokenService {
   const key = new TextEncoder().encode(options.secret);
   if (key.byteLength < MIN_SECRET_BYTES) {
-    throw new RestError('usage', 'weak_secret', `the auth secret must be at least ${MIN_SECRET_BYTES} bytes long`);
+    throw new RestError(
+      'usage',
+      'weak_secret',
+      `the auth secret must be at least ${MIN_SECRET_BYTES} bytes long`,
+    );
   }
   const { ttlSeconds } = options;
   if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds <= 0) {
-    throw new RestError('usage', 'invalid_token_ttl', 'the token lifetime must be a positive number of seconds');
+    throw new RestError(
+      'usage',
+      'invalid_token_ttl',
+      'the token lifetime must be a positive number of seconds',
+    );
   }
   const clock = options.clock ?? Date.now;
   const cacheSize = options.cacheSize ?? DEFAULT_TOKEN_CACHE_SIZE;
@@ -107,9 +161,11 @@ export function createTokenService(options: TokenServiceOptions): TokenService {
   const nowSeconds = (): number => Math.floor(clock() / 1000);
 
   // Mirrors jose's own checks, so a cached token expires exactly when a fresh one would.
-  const stillValid = (entry: CachedUser, now: number): boolean =>
-    (entry.exp === undefined || entry.exp > now - CLOCK_LEEWAY_SECONDS) &&
-    (entry.nbf === undefined || entry.nbf <= now + CLOCK_LEEWAY_SECONDS);
+  const cachedProblem = (entry: CachedUser, now: number): TokenProblem | undefined => {
+    if (entry.exp !== undefined && entry.exp <= now - CLOCK_LEEWAY_SECONDS) return 'expired';
+    if (entry.nbf !== undefined && entry.nbf > now + CLOCK_LEEWAY_SECONDS) return 'not_yet_valid';
+    return undefined;
+  };
 
   function remember(token: string, entry: CachedUser): void {
     if (cache.size >= cacheSize) {
@@ -124,7 +180,8 @@ export function createTokenService(options: TokenServiceOptions): TokenService {
     const hit = cache.get(token);
     if (hit !== undefined) {
       cache.delete(token);
-      if (!stillValid(hit, now)) throw invalidToken('token is expired or not yet valid');
+      const problem = cachedProblem(hit, now);
+      if (problem !== undefined) throw invalidToken(problem, `cached token is ${problem}`);
       cache.set(token, hit);
       return hit.user;
     }
@@ -136,7 +193,7 @@ export function createTokenService(options: TokenServiceOptions): TokenService {
         currentDate: new Date(clock()),
       }));
     } catch (e) {
-      throw invalidToken(e instanceof Error ? e.message : 'token verification failed', e);
+      throw invalidToken(problemOf(e), e instanceof Error ? e.message : 'token verification failed', e);
     }
     const user = authUserFromClaims(payload);
     remember(token, { user, exp: payload.exp, nbf: payload.nbf });
@@ -161,8 +218,10 @@ export function createTokenService(options: TokenServiceOptions): TokenService {
     async verify(authorization) {
       if (authorization === undefined) return ANONYMOUS;
       const m = BEARER.exec(authorization);
-      if (m === null) throw invalidToken('Authorization header is not "Bearer <token>"');
-      return verifyToken(m[1] ?? '');
+      if (m !== null) return verifyToken(m[1] ?? '');
+      throw BEARER_SCHEME.test(authorization)
+        ? invalidToken('malformed', 'the Bearer scheme is not followed by exactly one token')
+        : invalidToken('missing_bearer', 'the Authorization header does not start with Bearer');
     },
   };
 }

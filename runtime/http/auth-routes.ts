@@ -1,5 +1,6 @@
-// The auth endpoints of SPEC §3.1 (served only when auth is enabled): setup, register, login,
-// logout. Other paths fall through to the table endpoints; other methods on these paths → 405.
+// The `/auth/*` namespace of SPEC §3.1. Auth enabled: setup, register, login, logout (other
+// methods → 405), any other `/auth/<x>` → 404 `not_found`. Auth disabled: every `/auth/*` → 404
+// `auth_disabled`. Paths outside the namespace fall through to the table endpoints.
 
 import type { Request, RequestHandler, Response } from 'express';
 import type { AuthUser } from '../../compiler/types.js';
@@ -68,20 +69,36 @@ const routes: Readonly<Record<string, AuthRoute>> = {
   '/auth/logout': async () => ({ status: 200, body: {} }),
 };
 
+const AUTH_PREFIX = '/auth/';
+
 function pathOf(url: string): string {
   const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** `/auth/…`, also with its first segment percent-encoded (`/%61uth/x`). */
+function inAuthNamespace(path: string): boolean {
+  if (path.startsWith(AUTH_PREFIX)) return true;
+  const slash = path.indexOf('/', 1);
+  if (slash === -1 || !path.slice(0, slash).includes('%')) return false;
+  try {
+    return decodeURIComponent(path.slice(1, slash)) === 'auth';
+  } catch {
+    return false;
+  }
 }
 
 export function authRoutes(deps: AuthRoutesDeps): RequestHandler {
   return async (req: Request, res: Response, next): Promise<void> => {
     const path = pathOf(req.url);
-    const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
-    if (route === undefined) {
+    if (!inAuthNamespace(path)) {
       next();
       return;
     }
+    // One trailing slash is ignored, as on the table endpoints.
+    const key = path.length > AUTH_PREFIX.length && path.endsWith('/') ? path.slice(0, -1) : path;
+    const route = Object.hasOwn(routes, key) ? routes[key] : undefined;
+    if (route === undefined) throw new RestError('not_found', 'not_found', 'no such auth endpoint');
     if (req.method !== 'POST') {
       throw new RestError(
         'method_not_allowed',
@@ -96,6 +113,17 @@ export function authRoutes(deps: AuthRoutesDeps): RequestHandler {
     await deps.authenticate(req);
     const result = await route(deps, req);
     res.status(result.status).json(result.body);
+  };
+}
+
+/** The `/auth/*` namespace while auth is disabled: 404 `auth_disabled`, nothing else served. */
+export function authDisabledRoutes(): RequestHandler {
+  return (req: Request, _res: Response, next): void => {
+    if (!inAuthNamespace(pathOf(req.url))) {
+      next();
+      return;
+    }
+    throw new RestError('not_found', 'auth_disabled', 'auth is not enabled on this server');
   };
 }
 

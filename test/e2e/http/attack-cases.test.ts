@@ -644,7 +644,10 @@ forEachAuthDatabase('attacks', (ctx) => {
         if (attack.code === undefined) expect(reply.status, reply.text).toBe(attack.status);
         else expectError(reply, attack.status, attack.code);
         if (attack.status === 401 && attack.code === 'invalid_token') {
-          expect(reply.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+          const { message } = (reply.json as { error: { message: string } }).error;
+          expect(reply.headers.get('www-authenticate')).toBe(
+            `Bearer error="invalid_token", error_description="${message}"`,
+          );
         }
         if (attack.ids !== undefined) expect(idsOf(reply)).toEqual(attack.ids(ctx()));
         expect(reply.text).not.toMatch(/\$2[aby]\$/);

@@ -1,11 +1,17 @@
-import { decodeJwt } from 'jose';
+import { SignJWT, decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, isAvailable, skipReason, ALL_KINDS } from '../../support/databases.js';
 import { serverIt } from '../../support/server-only.js';
 import { client } from '../../support/http.js';
 import { openRawSql, startTestServer, testConfig } from '../../support/server.js';
 import { expectError } from './matrix.js';
-import { forEachAuthDatabase, newSecret, startAuthSuite, tableRows } from './policy-support.js';
+import {
+  forEachAuthDatabase,
+  newSecret,
+  startAuthSuite,
+  tableRows,
+  type PolicyContext,
+} from './policy-support.js';
 
 forEachAuthDatabase('auth endpoints', (ctx) => {
   it('GET / reports auth on without a token', async () => {
@@ -129,7 +135,96 @@ forEachAuthDatabase('auth endpoints', (ctx) => {
   it('an auth endpoint with a bad token → 401 invalid_token, never anonymous', async () => {
     const reply = await ctx().http.post('/auth/logout', {}, { headers: { authorization: 'Bearer nope' } });
     expectError(reply, 401, 'invalid_token');
-    expect(reply.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(reply.headers.get('www-authenticate')).toBe(
+      'Bearer error="invalid_token", error_description="the token is malformed"',
+    );
+  });
+
+  const reasons: ReadonlyArray<readonly [string, (c: PolicyContext) => Promise<string>, string]> = [
+    [
+      'no Bearer scheme',
+      async (c) => c.alice.token,
+      'the Authorization header does not use the Bearer scheme',
+    ],
+    [
+      'a Basic scheme',
+      async () => 'Basic YWRtaW46YWRtaW4=',
+      'the Authorization header does not use the Bearer scheme',
+    ],
+    ['two tokens', async (c) => `Bearer ${c.alice.token} ${c.bob.token}`, 'the token is malformed'],
+    ['a malformed token', async () => 'Bearer abc.def', 'the token is malformed'],
+    [
+      'a bad signature',
+      async (c) => `Bearer ${await c.mint({ user_id: c.alice.id }, { secret: 'x'.repeat(40) })}`,
+      'the token signature is invalid',
+    ],
+    [
+      'HS512',
+      async (c) => `Bearer ${await c.mint({ user_id: c.alice.id }, { alg: 'HS512' })}`,
+      'the token is not signed with HS256',
+    ],
+    [
+      'an expired token',
+      async (c) => `Bearer ${await c.mint({ user_id: c.alice.id }, { expiresIn: -60 })}`,
+      'the token has expired',
+    ],
+    [
+      'a token valid from a minute from now',
+      async (c) =>
+        `Bearer ${await new SignJWT({ user_id: c.alice.id })
+          .setProtectedHeader({ alg: 'HS256' })
+          .setNotBefore(Math.floor(Date.now() / 1000) + 60)
+          .sign(new TextEncoder().encode(c.secret))}`,
+      'the token is not valid yet',
+    ],
+    [
+      'no user_id',
+      async (c) => `Bearer ${await c.mint({ is_admin: true })}`,
+      'the token has no valid user_id claim',
+    ],
+    [
+      'user_id "12a"',
+      async (c) => `Bearer ${await c.mint({ user_id: '12a' })}`,
+      'the token has no valid user_id claim',
+    ],
+  ];
+
+  it.each(reasons)(
+    '%s → 401 invalid_token saying why, in the body and in WWW-Authenticate, logged at debug',
+    async (_name, header, message) => {
+      const c = ctx();
+      const authorization = await header(c);
+      for (const reply of [
+        await c.http.get('/notes', { headers: { authorization } }),
+        await c.http.post(
+          '/auth/login',
+          { username: 'alice', password: c.alice.password },
+          { headers: { authorization } },
+        ),
+      ]) {
+        expect(reply.status).toBe(401);
+        expect(reply.json).toEqual({ error: { code: 'invalid_token', message } });
+        expect(reply.headers.get('www-authenticate')).toBe(
+          `Bearer error="invalid_token", error_description="${message}"`,
+        );
+        const requestId = reply.headers.get('x-request-id');
+        const logged = c.server.log.lines.find((l) => l['requestId'] === requestId);
+        expect(logged).toMatchObject({ level: 20, status: 401, code: 'invalid_token', msg: message });
+      }
+    },
+  );
+
+  it.each([
+    ['POST', '/auth/nope'],
+    ['GET', '/auth/nope'],
+    ['DELETE', '/auth/login/extra'],
+    ['POST', '/auth/'],
+    ['POST', '/auth/LOGIN'],
+    ['POST', '/%61uth/nope'],
+  ])('%s %s → 404 not_found (never read as a table named auth)', async (method, path) => {
+    const reply = await ctx().http.call(method, path, method === 'GET' ? {} : { json: {} });
+    expectError(reply, 404, 'not_found');
+    expect(reply.json).toEqual({ error: { code: 'not_found', message: 'no such auth endpoint' } });
   });
 });
 
@@ -162,40 +257,68 @@ describe('login rate limit', () => {
 
 for (const kind of ALL_KINDS) {
   describe.skipIf(!isAvailable(kind))(`concurrent setups [${kind}]${skipReason(kind) ?? ''}`, () => {
-    serverIt(kind)('ten simultaneous POST /auth/setup → one 201, nine 409, one admin, three policies', async () => {
-      const ctx = await startAuthSuite(kind, { noSetup: true });
-      try {
-        const replies = await Promise.all(Array.from({ length: 10 }, () => ctx.http.post('/auth/setup', {})));
-        expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array<number>(9).fill(409)]);
-        for (const r of replies.filter((x) => x.status === 409)) expectError(r, 409, 'already_setup');
-        expect(await ctx.sql.count('auth_users')).toBe(1);
-        expect(await ctx.sql.count('auth_policies')).toBe(3);
-        const created = replies.find((r) => r.status === 201)?.json as { username: string; password: string };
-        expect((await ctx.http.post('/auth/login', created)).status).toBe(200);
-      } finally {
-        await ctx.server.handle.close();
-        await ctx.sql.close();
-        await ctx.db.drop();
-      }
-    });
+    serverIt(kind)(
+      'ten simultaneous POST /auth/setup → one 201, nine 409, one admin, three policies',
+      async () => {
+        const ctx = await startAuthSuite(kind, { noSetup: true });
+        try {
+          const replies = await Promise.all(
+            Array.from({ length: 10 }, () => ctx.http.post('/auth/setup', {})),
+          );
+          expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array<number>(9).fill(409)]);
+          for (const r of replies.filter((x) => x.status === 409)) expectError(r, 409, 'already_setup');
+          expect(await ctx.sql.count('auth_users')).toBe(1);
+          expect(await ctx.sql.count('auth_policies')).toBe(3);
+          const created = replies.find((r) => r.status === 201)?.json as {
+            username: string;
+            password: string;
+          };
+          expect((await ctx.http.post('/auth/login', created)).status).toBe(200);
+        } finally {
+          await ctx.server.handle.close();
+          await ctx.sql.close();
+          await ctx.db.drop();
+        }
+      },
+    );
   });
 }
 
 describe('auth disabled', () => {
-  it.skipIf(!isAvailable('sqlite'))('serves no auth endpoints and reports auth off', async () => {
-    const db = await createTestDatabase('sqlite');
-    const sql = await openRawSql(db);
-    const server = await startTestServer(testConfig(db.url));
-    try {
-      const http = client(server.url);
-      expect((await http.get('/')).json).toMatchObject({ auth: false });
-      expectError(await http.get('/auth/login'), 404, 'unknown_table');
-    } finally {
-      await server.handle.close();
-      await sql.close();
-      await db.drop();
-    }
-  });
+  it.skipIf(!isAvailable('sqlite'))(
+    'answers every /auth/* path 404 auth_disabled, creates nothing, reports auth off',
+    async () => {
+      const db = await createTestDatabase('sqlite');
+      const sql = await openRawSql(db);
+      const server = await startTestServer(testConfig(db.url));
+      try {
+        const http = client(server.url);
+        expect((await http.get('/')).json).toMatchObject({ auth: false });
+        for (const [method, path] of [
+          ['POST', '/auth/setup'],
+          ['POST', '/auth/login'],
+          ['GET', '/auth/login'],
+          ['POST', '/auth/register'],
+          ['POST', '/auth/nope'],
+          ['GET', '/auth/'],
+          ['PATCH', '/%61uth/x'],
+        ] as const) {
+          const reply = await http.call(method, path, method === 'GET' ? {} : { json: {} });
+          expectError(reply, 404, 'auth_disabled');
+          expect(reply.json).toEqual({
+            error: { code: 'auth_disabled', message: 'auth is not enabled on this server' },
+          });
+        }
+        // `/auth` itself is no auth path: it is the table endpoint of a table named auth.
+        expectError(await http.get('/auth'), 404, 'unknown_table');
+        expect(await sql.count('sqlite_master')).toBe(0);
+      } finally {
+        await server.handle.close();
+        await sql.close();
+        await db.drop();
+      }
+    },
+  );
 
   it('a server refuses a secret under 32 bytes', async () => {
     const db = await createTestDatabase('sqlite');

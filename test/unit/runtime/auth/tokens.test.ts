@@ -3,8 +3,8 @@ import type { JWTPayload } from 'jose';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ANONYMOUS } from '../../../../compiler/types.js';
 import { RestError } from '../../../../errors/rest-error.js';
-import { createTokenService } from '../../../../runtime/auth/tokens.js';
-import type { TokenService } from '../../../../runtime/auth/tokens.js';
+import { TOKEN_PROBLEM_MESSAGES, createTokenService } from '../../../../runtime/auth/tokens.js';
+import type { TokenProblem, TokenService } from '../../../../runtime/auth/tokens.js';
 
 const SECRET = 'a-test-secret-that-is-32-bytes!!';
 const OTHER_SECRET = 'another-secret-of-thirty-two-b!!';
@@ -28,7 +28,9 @@ interface SignOptions {
 
 // Claims are loosely typed on purpose: the bad cases sign claims jose's types would forbid.
 async function sign(payload: Readonly<Record<string, unknown>>, options: SignOptions = {}): Promise<string> {
-  let jwt = new SignJWT(payload as JWTPayload).setProtectedHeader({ alg: options.alg ?? 'HS256' }).setIssuedAt(T0);
+  let jwt = new SignJWT(payload as JWTPayload)
+    .setProtectedHeader({ alg: options.alg ?? 'HS256' })
+    .setIssuedAt(T0);
   if (options.exp !== undefined) jwt = jwt.setExpirationTime(options.exp);
   if (options.nbf !== undefined) jwt = jwt.setNotBefore(options.nbf);
   return jwt.sign(key(options.secret ?? SECRET));
@@ -97,7 +99,11 @@ describe('verify: accepted tokens', () => {
     ['an integer-string user_id', { user_id: '12' }, { id: 12, is_admin: false, username: null }],
     ['a negative integer user_id', { user_id: -3 }, { id: -3, is_admin: false, username: null }],
     ['is_admin true', { user_id: 1, is_admin: true }, { id: 1, is_admin: true, username: null }],
-    ['is_admin "true" (a string is not true)', { user_id: 1, is_admin: 'true' }, { id: 1, is_admin: false, username: null }],
+    [
+      'is_admin "true" (a string is not true)',
+      { user_id: 1, is_admin: 'true' },
+      { id: 1, is_admin: false, username: null },
+    ],
     ['is_admin 1', { user_id: 1, is_admin: 1 }, { id: 1, is_admin: false, username: null }],
     ['a username claim', { user_id: 1, username: 'bob' }, { id: 1, is_admin: false, username: 'bob' }],
     ['a non-string username claim', { user_id: 1, username: 5 }, { id: 1, is_admin: false, username: null }],
@@ -130,17 +136,32 @@ describe('verify: accepted tokens', () => {
   });
 });
 
-describe('verify: every invalid token is the same 401 invalid_token', () => {
-  const cases: readonly (readonly [string, () => Promise<string>, RegExp])[] = [
-    ['an empty header', async () => '', /Bearer/],
-    ['the scheme alone', async () => 'Bearer', /Bearer/],
-    ['an empty token', async () => 'Bearer ', /Bearer/],
-    ['another scheme', async () => `Basic ${Buffer.from('a:b').toString('base64')}`, /Bearer/],
-    ['a token without a scheme', async () => sign({ user_id: 1 }), /Bearer/],
-    ['two tokens', async () => `Bearer ${await sign({ user_id: 1 })} ${await sign({ user_id: 2 })}`, /Bearer/],
-    ['a malformed token', async () => 'Bearer not.a.jwt', /./],
-    ['a token of two parts', async () => 'Bearer abc.def', /./],
-    ['a wrong signature', async () => `Bearer ${await sign({ user_id: 1 }, { secret: OTHER_SECRET })}`, /signature/],
+describe('verify: every invalid token is 401 invalid_token saying why', () => {
+  const cases: readonly (readonly [string, () => Promise<string>, TokenProblem, RegExp])[] = [
+    ['an empty header', async () => '', 'missing_bearer', /Bearer/],
+    ['the scheme alone', async () => 'Bearer', 'malformed', /Bearer/],
+    ['an empty token', async () => 'Bearer ', 'malformed', /Bearer/],
+    [
+      'another scheme',
+      async () => `Basic ${Buffer.from('a:b').toString('base64')}`,
+      'missing_bearer',
+      /Bearer/,
+    ],
+    ['a token without a scheme', async () => sign({ user_id: 1 }), 'missing_bearer', /Bearer/],
+    [
+      'two tokens',
+      async () => `Bearer ${await sign({ user_id: 1 })} ${await sign({ user_id: 2 })}`,
+      'malformed',
+      /Bearer/,
+    ],
+    ['a malformed token', async () => 'Bearer not.a.jwt', 'malformed', /./],
+    ['a token of two parts', async () => 'Bearer abc.def', 'malformed', /./],
+    [
+      'a wrong signature',
+      async () => `Bearer ${await sign({ user_id: 1 }, { secret: OTHER_SECRET })}`,
+      'bad_signature',
+      /signature/,
+    ],
     [
       'a tampered payload',
       async () => {
@@ -148,14 +169,45 @@ describe('verify: every invalid token is the same 401 invalid_token', () => {
         const forged = Buffer.from(JSON.stringify({ user_id: 1, is_admin: true })).toString('base64url');
         return `Bearer ${h}.${forged}.${s}`;
       },
+      'bad_signature',
       /signature/,
     ],
-    ['an expired token (31 s ago)', async () => `Bearer ${await sign({ user_id: 1 }, { exp: T0 - 31 })}`, /exp/],
-    ['a token not valid before 31 s from now', async () => `Bearer ${await sign({ user_id: 1 }, { nbf: T0 + 31 })}`, /nbf/],
-    ['alg none', async () => `Bearer ${new UnsecuredJWT({ user_id: 1, is_admin: true }).encode()}`, /./],
-    ['alg none with a signature part', async () => `Bearer ${new UnsecuredJWT({ user_id: 1 }).encode()}c2ln`, /./],
-    ['HS512 with the same secret', async () => `Bearer ${await sign({ user_id: 1 }, { alg: 'HS512' })}`, /alg/],
-    ['HS384 with the same secret', async () => `Bearer ${await sign({ user_id: 1 }, { alg: 'HS384' })}`, /alg/],
+    [
+      'an expired token (31 s ago)',
+      async () => `Bearer ${await sign({ user_id: 1 }, { exp: T0 - 31 })}`,
+      'expired',
+      /exp/,
+    ],
+    [
+      'a token not valid before 31 s from now',
+      async () => `Bearer ${await sign({ user_id: 1 }, { nbf: T0 + 31 })}`,
+      'not_yet_valid',
+      /nbf/,
+    ],
+    [
+      'alg none',
+      async () => `Bearer ${new UnsecuredJWT({ user_id: 1, is_admin: true }).encode()}`,
+      'wrong_algorithm',
+      /alg/,
+    ],
+    [
+      'alg none with a signature part',
+      async () => `Bearer ${new UnsecuredJWT({ user_id: 1 }).encode()}c2ln`,
+      'wrong_algorithm',
+      /alg/,
+    ],
+    [
+      'HS512 with the same secret',
+      async () => `Bearer ${await sign({ user_id: 1 }, { alg: 'HS512' })}`,
+      'wrong_algorithm',
+      /alg/,
+    ],
+    [
+      'HS384 with the same secret',
+      async () => `Bearer ${await sign({ user_id: 1 }, { alg: 'HS384' })}`,
+      'wrong_algorithm',
+      /alg/,
+    ],
     [
       'RS256',
       async () => {
@@ -163,29 +215,82 @@ describe('verify: every invalid token is the same 401 invalid_token', () => {
         const token = await new SignJWT({ user_id: 1 }).setProtectedHeader({ alg: 'RS256' }).sign(privateKey);
         return `Bearer ${token}`;
       },
+      'wrong_algorithm',
       /alg/,
     ],
-    ['a missing user_id', async () => `Bearer ${await sign({ sub: '1' })}`, /user_id claim is missing/],
-    ['a float user_id', async () => `Bearer ${await sign({ user_id: 1.5 })}`, /user_id claim is not an integer/],
-    ['user_id "12a"', async () => `Bearer ${await sign({ user_id: '12a' })}`, /user_id claim is not an integer/],
-    ['user_id "1.0"', async () => `Bearer ${await sign({ user_id: '1.0' })}`, /user_id claim is not an integer/],
-    ['user_id ""', async () => `Bearer ${await sign({ user_id: '' })}`, /user_id claim is not an integer/],
-    ['user_id true', async () => `Bearer ${await sign({ user_id: true })}`, /user_id claim is not an integer/],
-    ['user_id null', async () => `Bearer ${await sign({ user_id: null })}`, /user_id claim is not an integer/],
-    ['user_id [1]', async () => `Bearer ${await sign({ user_id: [1] })}`, /user_id claim is not an integer/],
-    ['user_id beyond 2^53', async () => `Bearer ${await sign({ user_id: '9007199254740993' })}`, /not an integer/],
-    ['a string exp', async () => `Bearer ${await sign({ user_id: 1, exp: 'tomorrow' })}`, /exp/],
+    [
+      'a missing user_id',
+      async () => `Bearer ${await sign({ sub: '1' })}`,
+      'invalid_user_id',
+      /user_id claim is missing/,
+    ],
+    [
+      'a float user_id',
+      async () => `Bearer ${await sign({ user_id: 1.5 })}`,
+      'invalid_user_id',
+      /user_id claim is not an integer/,
+    ],
+    [
+      'user_id "12a"',
+      async () => `Bearer ${await sign({ user_id: '12a' })}`,
+      'invalid_user_id',
+      /user_id claim is not an integer/,
+    ],
+    [
+      'user_id "1.0"',
+      async () => `Bearer ${await sign({ user_id: '1.0' })}`,
+      'invalid_user_id',
+      /user_id claim is not an integer/,
+    ],
+    [
+      'user_id ""',
+      async () => `Bearer ${await sign({ user_id: '' })}`,
+      'invalid_user_id',
+      /user_id claim is not an integer/,
+    ],
+    [
+      'user_id true',
+      async () => `Bearer ${await sign({ user_id: true })}`,
+      'invalid_user_id',
+      /user_id claim is not an integer/,
+    ],
+    [
+      'user_id null',
+      async () => `Bearer ${await sign({ user_id: null })}`,
+      'invalid_user_id',
+      /user_id claim is not an integer/,
+    ],
+    [
+      'user_id [1]',
+      async () => `Bearer ${await sign({ user_id: [1] })}`,
+      'invalid_user_id',
+      /user_id claim is not an integer/,
+    ],
+    [
+      'user_id beyond 2^53',
+      async () => `Bearer ${await sign({ user_id: '9007199254740993' })}`,
+      'invalid_user_id',
+      /not an integer/,
+    ],
+    ['a string exp', async () => `Bearer ${await sign({ user_id: 1, exp: 'tomorrow' })}`, 'malformed', /exp/],
   ];
 
-  it.each(cases)('rejects %s', async (_label, header, reason) => {
+  it.each(cases)('rejects %s', async (_label, header, problem, reason) => {
     const e = await rejection(await header());
     expect(e.category).toBe('unauthenticated');
     expect(e.status).toBe(401);
     expect(e.code).toBe('invalid_token');
-    expect(e.message).toBe('the token is invalid or expired');
-    expect(e.headers).toEqual({ 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+    expect(e.message).toBe(TOKEN_PROBLEM_MESSAGES[problem]);
+    expect(e.headers).toEqual({
+      'WWW-Authenticate': `Bearer error="invalid_token", error_description="${TOKEN_PROBLEM_MESSAGES[problem]}"`,
+    });
     expect(e.cause).toBeInstanceOf(Error);
     expect((e.cause as Error).message).toMatch(reason);
+  });
+
+  it('says each reason in characters RFC 6750 allows in error_description', () => {
+    for (const message of Object.values(TOKEN_PROBLEM_MESSAGES))
+      expect(message).toMatch(/^[\x20\x21\x23-\x5B\x5D-\x7E]+$/);
   });
 
   it('never shows the token or the secret in the public body', async () => {
@@ -210,7 +315,7 @@ describe('verify: cache of verified tokens', () => {
     nowMs = (T0 + 3600 + 29) * 1000;
     expect((await service.verify(header)).id).toBe(5);
     nowMs = (T0 + 3600 + 30) * 1000;
-    expect((await rejection(header)).code).toBe('invalid_token');
+    expect((await rejection(header)).message).toBe(TOKEN_PROBLEM_MESSAGES.expired);
     nowMs = (T0 + 3600 + 31) * 1000;
     expect((await rejection(header)).code).toBe('invalid_token');
   });
