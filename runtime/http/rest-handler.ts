@@ -8,6 +8,7 @@ import type { DbAdapter, TableInfo } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
 import { checkHealth } from '../handlers/health-handler.js';
 import { handleTableRequest, type TableHandlerDeps } from '../handlers/table-handler.js';
+import { parseQuery } from '../request/parse-query.js';
 import { parseTableRequest } from '../request/parse-request.js';
 import { parseRoute } from '../request/parse-route.js';
 import { readJsonBody } from './read-json-body.js';
@@ -47,7 +48,7 @@ function splitUrl(url: string): { readonly path: string; readonly query: URLSear
   const q = url.indexOf('?');
   return q === -1
     ? { path: url, query: new URLSearchParams() }
-    : { path: url.slice(0, q), query: new URLSearchParams(url.slice(q + 1)) };
+    : { path: url.slice(0, q), query: parseQuery(url.slice(q + 1)) };
 }
 
 export function restHandler(deps: RestHandlerDeps): RequestHandler {

@@ -18,7 +18,7 @@ const expected: Readonly<Record<ValueKind, string>> = {
   integer: 'an integer',
   decimal: 'a number',
   boolean: 'true or false',
-  text: 'a string without NUL characters',
+  text: 'a string',
   json: 'a JSON value',
   date: 'a date (YYYY-MM-DD)',
   timestamp: 'an ISO-8601 timestamp',
@@ -30,6 +30,33 @@ export function invalidValue(column: ColumnInfo, kind: ValueKind = valueKindOf(c
   return new RestError('invalid_input', 'invalid_value', `${column.name} must be ${expected[kind]}`, {
     details: { column: column.name },
   });
+}
+
+/**
+ * NUL and lone UTF-16 surrogates, refused in every text value a request sends (SPEC §3.2), so one
+ * rule holds on every database: PostgreSQL cannot store NUL in text or jsonb; a lone surrogate is
+ * not Unicode text, and PostgreSQL and MariaDB would store it as U+FFFD while better-sqlite3
+ * writes the invalid bytes into the file. With the `u` flag a lone surrogate is one code point
+ * of category Cs (a valid pair is one astral code point).
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+const isBadText = (text: string): boolean => text.includes('\u0000') || LONE_SURROGATE.test(text);
+
+function badText(column: ColumnInfo): RestError {
+  return new RestError(
+    'invalid_input',
+    'invalid_value',
+    `${column.name} must be text without NUL characters or lone UTF-16 surrogates`,
+    { details: { column: column.name } },
+  );
+}
+
+/** Whether any string of a JSON value, object keys included, holds NUL or a lone surrogate. */
+function hasBadText(value: JsonValue): boolean {
+  if (typeof value === 'string') return isBadText(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return (value as readonly JsonValue[]).some(hasBadText);
+  return Object.entries(value).some(([key, v]) => isBadText(key) || hasBadText(v));
 }
 
 function outOfRange(column: ColumnInfo): RestError {
@@ -113,16 +140,14 @@ function fromText(kind: ValueKind, text: string): unknown {
       return TIME.test(text) ? text : undefined;
     case 'text':
     case 'other':
-      return noNul(text);
+      return text;
     case 'json':
       return undefined;
   }
 }
 
-/** PostgreSQL cannot store U+0000 in text, so no database gets it (one rule everywhere). */
-const noNul = (text: string): string | undefined => (text.includes('\u0000') ? undefined : text);
-
 export function coerceQueryValue(column: ColumnInfo, text: string): unknown {
+  if (isBadText(text)) throw badText(column);
   const kind = valueKindOf(column);
   const value = fromText(kind, text);
   if (value === undefined) throw invalidValue(column, kind);
@@ -133,6 +158,7 @@ export function coerceQueryValue(column: ColumnInfo, text: string): unknown {
 /** A value of a JSON body. JSON null is SQL NULL for every kind, JSON columns included. */
 export function coerceBodyValue(column: ColumnInfo, value: JsonValue): unknown {
   if (value === null) return null;
+  if (hasBadText(value)) throw badText(column);
   const kind = valueKindOf(column);
   let result: unknown;
   switch (kind) {
@@ -151,7 +177,7 @@ export function coerceBodyValue(column: ColumnInfo, value: JsonValue): unknown {
       result = typeof value === 'boolean' ? value : undefined;
       break;
     case 'text':
-      result = typeof value === 'string' ? noNul(value) : undefined;
+      result = typeof value === 'string' ? value : undefined;
       break;
     case 'date':
     case 'timestamp':
@@ -159,7 +185,7 @@ export function coerceBodyValue(column: ColumnInfo, value: JsonValue): unknown {
       result = typeof value === 'string' ? fromText(kind, value) : undefined;
       break;
     case 'other':
-      result = typeof value === 'string' ? noNul(value) : typeof value === 'object' ? undefined : value;
+      result = typeof value !== 'object' ? value : undefined;
       break;
   }
   if (result === undefined) throw invalidValue(column, kind);

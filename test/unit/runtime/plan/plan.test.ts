@@ -357,6 +357,40 @@ describe('value coercion is the same on every database', () => {
     expect(coerceBodyValue(c(name), value as JsonValue)).toEqual(value);
   });
 
+  it.each([
+    ['title', 'a\u0000b'],
+    ['title', 'a\uD800b'],
+    ['title', '\uDC00'],
+    ['title', 'ab\uD83D'],
+    ['meta', 'x\u0000'],
+    ['meta', { a: ['ok', 'x\uDFFF'] }],
+    ['meta', { ['k\uD800']: 1 }],
+    ['meta', [{ nested: { ['\u0000']: null } }]],
+  ])('body value %s=%j holds NUL or a lone surrogate: 400 on every database', (name, value) => {
+    const e = errorOf(() => coerceBodyValue(c(name), value as JsonValue));
+    expect([e.code, e.details, e.message]).toEqual([
+      'invalid_value',
+      { column: name },
+      `${name} must be text without NUL characters or lone UTF-16 surrogates`,
+    ]);
+  });
+
+  it.each([
+    ['title', 'a\u0000b'],
+    ['title', '\uD800'],
+    ['id', '1\u0000'],
+  ])('query value %s=%j holds NUL or a lone surrogate: 400', (name, text) => {
+    const e = errorOf(() => coerceQueryValue(c(name), text));
+    expect([e.code, e.details]).toEqual(['invalid_value', { column: name }]);
+    expect(e.message).toMatch(/lone UTF-16 surrogates/);
+  });
+
+  it('surrogate pairs (astral characters) are ordinary text', () => {
+    expect(coerceBodyValue(c('title'), '😀 \uD83D\uDE00')).toBe('😀 😀');
+    expect(coerceBodyValue(c('meta'), { '😀': ['𝄞'] })).toEqual({ '😀': ['𝄞'] });
+    expect(coerceQueryValue(c('title'), '𝄞')).toBe('𝄞');
+  });
+
   it('like patterns: * is the wildcard, % _ ! are literal', () => {
     expect(likePattern('50%_off*!')).toBe('50!%!_off%!!');
     expect(globPattern('a?b[c]*')).toBe('a[?]b[[]c]*');
