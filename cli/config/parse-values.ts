@@ -21,31 +21,57 @@ export function parseListenAddress(text: string, setting = 'addr'): ListenAddres
   return { host: host === '' ? undefined : host, port };
 }
 
-const UNIT_SECONDS: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86400 };
-const DURATION = /^([0-9]+(?:\.[0-9]+)?)(s|m|h|d)/;
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)/;
 
-/** Go-style durations (`24h`, `1h30m`, `90s`, `2d`) or plain seconds; at least one second. */
+/** Go-style (`24h`, `1h30m`, `90s`, `500ms`, `2d`) or a whole number of seconds → milliseconds. */
+function durationMs(value: string | number): number | undefined {
+  if (typeof value === 'number') return value * 1000;
+  let rest = value.trim();
+  if (/^[0-9]+$/.test(rest)) return Number(rest) * 1000;
+  if (rest === '') return undefined;
+  let ms = 0;
+  while (rest !== '') {
+    const m = DURATION.exec(rest);
+    if (m === null) return undefined;
+    ms += Number(m[1]) * (UNIT_MS[m[2] ?? 's'] ?? 1000);
+    rest = rest.slice(m[0].length);
+  }
+  return ms;
+}
+
+/** A duration of at least one second, in whole seconds (`auth.token_ttl`). */
 export function parseDuration(value: string | number, setting: string): number {
-  const fail = (): RestError =>
-    configError(
+  const ms = durationMs(value);
+  if (ms === undefined || !Number.isFinite(ms) || ms < 1000) {
+    throw configError(
       `${setting} must be a duration like 24h, 90m or 3600s, or a number of seconds (got "${value}")`,
     );
-  let seconds: number;
-  if (typeof value === 'number') seconds = value;
-  else if (/^[0-9]+$/.test(value.trim())) seconds = Number(value.trim());
-  else {
-    let rest = value.trim();
-    seconds = 0;
-    if (rest === '') throw fail();
-    while (rest !== '') {
-      const m = DURATION.exec(rest);
-      if (m === null) throw fail();
-      seconds += Number(m[1]) * (UNIT_SECONDS[m[2] ?? 's'] ?? 1);
-      rest = rest.slice(m[0].length);
-    }
   }
-  if (!Number.isFinite(seconds) || seconds < 1) throw fail();
-  return Math.floor(seconds);
+  return Math.floor(ms / 1000);
+}
+
+/** PostgreSQL's statement_timeout is a 32-bit number of milliseconds (about 24.8 days). */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** A timeout in whole milliseconds (`db.statement_timeout`); 0 means no limit. */
+export function parseTimeout(value: string | number, setting: string): number {
+  const ms = durationMs(value);
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0 || (ms > 0 && ms < 1) || ms > MAX_TIMEOUT_MS) {
+    throw configError(
+      `${setting} must be a duration like 10s, 500ms or 1m, a number of seconds, or 0 for no limit, at most 24d (got "${value}")`,
+    );
+  }
+  return Math.floor(ms);
+}
+
+/** A whole number from 1 up (`http.max_rows`). */
+export function parsePositiveInteger(value: string | number, setting: string, what: string): number {
+  const n = typeof value === 'number' ? value : /^[0-9]+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw configError(`${setting} must be a whole number of ${what}, at least 1 (got "${value}")`);
+  }
+  return n;
 }
 
 /** on/off, true/false, yes/no, 1/0 → boolean. */

@@ -11,6 +11,11 @@ export interface AdapterOptions {
   readonly poolSize?: number;
   /** `false`: never use `… RETURNING`, as on MySQL (tests of the read-back path on MariaDB). */
   readonly returning?: boolean;
+  /**
+   * Longest a statement may run before the database cancels it (`-db.statement_timeout`); 0 or
+   * absent: no limit of ours. PostgreSQL and MariaDB only: better-sqlite3 cannot interrupt one.
+   */
+  readonly statementTimeoutMs?: number;
 }
 
 export const DEFAULT_POOL_SIZE = 10;

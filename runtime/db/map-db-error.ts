@@ -14,6 +14,7 @@ type DbErrorKind =
   | 'foreign_key'
   | 'check'
   | 'forbidden'
+  | 'timeout'
   | 'unavailable'
   | 'internal';
 
@@ -90,6 +91,8 @@ function classifyPostgres(sqlState: string): DbErrorKind {
       return 'check';
     case '42501':
       return 'forbidden';
+    case '57014': // query_canceled: statement_timeout ran out
+      return 'timeout';
     // 08P01 (protocol violation) is a bug of ours, e.g. a wrong parameter count: not an outage.
     case '08P01':
       return 'internal';
@@ -123,6 +126,8 @@ const MYSQL_ERRNOS: ReadonlyMap<number, DbErrorKind> = new Map<number, DbErrorKi
   [3140, 'invalid_value'], // ER_INVALID_JSON_TEXT (MySQL)
   [1451, 'foreign_key'], // ER_ROW_IS_REFERENCED_2
   [1452, 'foreign_key'], // ER_NO_REFERENCED_ROW_2
+  [1969, 'timeout'], // ER_STATEMENT_TIMEOUT (MariaDB max_statement_time)
+  [3024, 'timeout'], // ER_QUERY_TIMEOUT (MySQL max_execution_time)
   [4025, 'check'], // ER_CONSTRAINT_FAILED (MariaDB)
   [3819, 'check'], // ER_CHECK_CONSTRAINT_VIOLATED (MySQL)
   [1040, 'unavailable'], // ER_CON_COUNT_ERROR
@@ -223,6 +228,13 @@ const build: Readonly<Record<DbErrorKind, (f: DriverFields, cause: unknown) => R
     new RestError('forbidden', 'forbidden', 'The database does not allow this operation on these rows.', {
       cause,
     }),
+  timeout: (_f, cause) =>
+    new RestError(
+      'unavailable',
+      'query_timeout',
+      'The statement ran longer than the statement timeout (-db.statement_timeout) and was cancelled.',
+      { cause },
+    ),
   unavailable: (_f, cause) =>
     new RestError('unavailable', 'database_unavailable', 'The database is unavailable.', { cause }),
   internal: (_f, cause) => new RestError('internal', 'internal', 'Internal error.', { cause }),

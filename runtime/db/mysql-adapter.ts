@@ -299,6 +299,16 @@ class MysqlAdapter implements DbAdapter {
   }
 }
 
+/**
+ * `, max_statement_time = <seconds>` for MariaDB's session SET, inside a MariaDB-only executable
+ * comment (`/*M!` ≥ 10.1.1, https://mariadb.com/kb/en/comment-syntax/): a statement running longer
+ * fails with 1969 (https://mariadb.com/kb/en/aborting-statements/). MySQL skips the comment: its
+ * max_execution_time covers only SELECT, and its `/*!` comments would run on MariaDB too.
+ */
+function statementTimeoutSetting(ms: number): string {
+  return ms > 0 ? ` /*M!100101 , max_statement_time = ${ms / 1000} */` : '';
+}
+
 /** Opens a pool and checks one connection; throws the driver's error when that fails. */
 export async function createMysqlAdapter(
   config: MysqlConnectionConfig,
@@ -325,13 +335,12 @@ export async function createMysqlAdapter(
   const pool = mysql.createPool(poolConfig);
   // UTC sessions make TIMESTAMP values UTC instants; strict mode turns silent truncation into
   // errors as on PostgreSQL (https://mariadb.com/kb/en/sql-mode/#strict-mode).
+  const session =
+    "SET time_zone = '+00:00', sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')";
   pool.pool.on('connection', (connection) => {
-    connection.query(
-      "SET time_zone = '+00:00', sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'STRICT_ALL_TABLES')",
-      (e: unknown) => {
-        if (e) options.logger?.warn(errorFields(e), 'MySQL session setup failed');
-      },
-    );
+    connection.query(session + statementTimeoutSetting(options.statementTimeoutMs ?? 0), (e: unknown) => {
+      if (e) options.logger?.warn(errorFields(e), 'MySQL session setup failed');
+    });
     // An idle connection whose server went away emits `error`; the pool drops it and connects anew.
     connection.on('error', (e: unknown) =>
       options.logger?.warn(errorFields(e), 'idle MySQL connection failed'),

@@ -377,6 +377,10 @@ export async function createPgAdapter(
     // query at a time behaves as before, and the native-RLS runner sends a request's BEGIN,
     // settings, statement and COMMIT in one round trip.
     pipeline: true,
+    // A startup parameter: every statement on the pool's connections has it, the native-RLS
+    // runner's included; 0 sends none and leaves the server's own setting
+    // (https://www.postgresql.org/docs/current/runtime-config-client.html#GUC-STATEMENT-TIMEOUT).
+    statement_timeout: options.statementTimeoutMs ?? 0,
   });
   // An idle client whose server went away emits `error` on the pool; without a listener that
   // would crash the process. pg-pool drops the client, and the next checkout connects anew.

@@ -12,6 +12,17 @@ describe('mapDbError', () => {
     ['SQLSTATE 08P01 (protocol violation: our bug, not an outage)', withCode('08P01'), 'internal'],
     ['SQLSTATE 57P03 (starting up)', withCode('57P03'), 'database_unavailable'],
     ['SQLSTATE 22P02', withCode('22P02'), 'invalid_value'],
+    ['SQLSTATE 57014 (statement_timeout)', withCode('57014'), 'query_timeout'],
+    [
+      'MariaDB 1969 (max_statement_time)',
+      withCode('ER_STATEMENT_TIMEOUT', { errno: 1969, sqlMessage: 'x' }),
+      'query_timeout',
+    ],
+    [
+      'MySQL 3024 (max_execution_time)',
+      withCode('ER_QUERY_TIMEOUT', { errno: 3024, sqlMessage: 'x' }),
+      'query_timeout',
+    ],
     ['SQLSTATE 42P01 (undefined table)', withCode('42P01'), 'internal'],
     ['ECONNREFUSED', withCode('ECONNREFUSED'), 'database_unavailable'],
     [
@@ -35,6 +46,11 @@ describe('mapDbError', () => {
     expect(mapped.code).toBe(code);
     expect(mapped.cause).toBe(error);
     expect(mapped.message).not.toContain('driver text');
+  });
+
+  it('a cancelled statement is 503 query_timeout', () => {
+    const mapped = mapDbError(withCode('57014'));
+    expect([mapped.status, mapped.category]).toEqual([503, 'unavailable']);
   });
 
   it('passes a RestError through unchanged', () => {
