@@ -1,8 +1,10 @@
-// Static analysis of a policy expression: the columns it names, whether it depends on the row,
-// its types (compiler/semantics.ts) and the obvious mistakes, reported as data with positions.
+// Static analysis of a policy expression: the columns it names (its own table's and, through
+// subqueries, other tables'), whether it depends on the row, its types (compiler/semantics.ts) and
+// the obvious mistakes, reported as data with positions.
 
-import { visit, type CompareNode, type Expr, type Position } from '../grammar/ast.js';
+import { visit, type ColumnRef, type CompareNode, type Expr, type Position } from '../grammar/ast.js';
 import { RestError } from '../errors/rest-error.js';
+import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from './scope.js';
 import { staticTypeOfColumn, usableText, type ClaimTarget, type StaticType } from './semantics.js';
 import type { ColumnType } from './types.js';
 
@@ -14,11 +16,16 @@ export interface PolicyProblem {
 }
 
 export interface Analysis {
-  /** Distinct columns in order of first appearance. */
+  /** Distinct columns of the policy's own table, in order of first appearance. */
   readonly columns: readonly string[];
+  /**
+   * Every table a subquery reads, in order of first appearance, with the distinct columns of it
+   * the expression names (a table read by `exists` without naming a column has none).
+   */
+  readonly relations: ReadonlyMap<string, readonly string[]>;
   /** Columns named that the table lacks (only when column types are given). */
   readonly missingColumns: readonly string[];
-  /** True when the expression reads no column: it is decided from auth_user alone. */
+  /** True when the expression reads no column and no table: it is decided from auth_user alone. */
   readonly authOnly: boolean;
   /** The top-level AND conjuncts that read no column: decided in-process, before any SQL. */
   readonly authParts: readonly Expr[];
@@ -30,7 +37,7 @@ export interface Analysis {
 /** The operands of a top-level AND, nested ANDs flattened; any other expression is its own. */
 export const conjuncts = (e: Expr): readonly Expr[] => (e.kind === 'and' ? e.operands.flatMap(conjuncts) : [e]);
 
-/** Whether `e` reads a column anywhere. */
+/** Whether `e` reads a column or another table (a subquery) anywhere. */
 export function readsRow(e: Expr): boolean {
   return visit<boolean>(e, {
     anyone: () => false,
@@ -41,14 +48,27 @@ export function readsRow(e: Expr): boolean {
     is_null: (n) => readsRow(n.operand),
     in: (n) => readsRow(n.operand),
     column: () => true,
+    qualified_column: () => true,
+    exists: () => true,
+    in_select: () => true,
     auth: () => false,
     claim: () => false,
     literal: () => false,
   });
 }
 
-/** The static type of an expression; columns not in `columns` are `unknown`. */
-export function typeOf(e: Expr, columns: ColumnTypes | undefined): StaticType {
+/** The tables in scope; a map of column types is the policy's own table alone. */
+export type ScopeLike = Scope | ColumnTypes | undefined;
+const asScope = (s: ScopeLike): Scope => (Array.isArray(s) ? (s as Scope) : outerScope(s as ColumnTypes | undefined));
+
+function typeOfColumn(ref: ColumnRef, scope: Scope): StaticType {
+  const t = resolveColumn(scope, ref)?.type;
+  return t === undefined ? 'unknown' : staticTypeOfColumn[t];
+}
+
+/** The static type of an expression; columns whose type is not known are `unknown`. */
+export function typeOf(e: Expr, columns: ScopeLike): StaticType {
+  const scope = asScope(columns);
   return visit<StaticType>(e, {
     anyone: () => 'boolean',
     or: () => 'boolean',
@@ -57,10 +77,10 @@ export function typeOf(e: Expr, columns: ColumnTypes | undefined): StaticType {
     compare: () => 'boolean',
     is_null: () => 'boolean',
     in: () => 'boolean',
-    column: (n) => {
-      const t = columns?.get(n.name);
-      return t === undefined ? 'unknown' : staticTypeOfColumn[t];
-    },
+    exists: () => 'boolean',
+    in_select: () => 'boolean',
+    column: (n) => typeOfColumn(n, scope),
+    qualified_column: (n) => typeOfColumn(n, scope),
     auth: (n) => (n.attr === 'id' ? 'number' : n.attr === 'username' ? 'text' : 'boolean'),
     claim: () => 'claim',
     literal: (n) => (n.type === 'integer' || n.type === 'decimal' ? 'number' : n.type === 'string' ? 'text' : n.type),
@@ -75,7 +95,7 @@ export function claimTargetFor(other: StaticType): ClaimTarget {
 /** For `compare`: the claim target of each side (undefined when that side is not a claim). */
 export function compareClaimTargets(
   n: Pick<CompareNode, 'left' | 'right'>,
-  columns: ColumnTypes | undefined,
+  columns: ScopeLike,
 ): { left: ClaimTarget | undefined; right: ClaimTarget | undefined } {
   const l = typeOf(n.left, columns);
   const r = typeOf(n.right, columns);
@@ -90,15 +110,24 @@ const ANY_TYPES: ReadonlySet<StaticType> = new Set(['null', 'claim', 'unknown'])
 
 const describeType = (t: StaticType): string => (t === 'other' ? 'a value of another type' : t === 'null' ? 'null' : `a ${t}`);
 
-export function analyze(expr: Expr, columns?: ColumnTypes): Analysis {
+/**
+ * Analyses `expr` as a policy on a table with `columns`. With `context`, subqueries are checked
+ * against `context.schema` (unknown tables and columns are problems) and `<table>.<col>` outside
+ * any subquery must name `context.table`. Columns of the policy's own table that it lacks are
+ * `missingColumns`, not problems: a policy for `all` is checked per table at request time.
+ */
+export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationContext = {}): Analysis {
   const named: string[] = [];
+  const relations = new Map<string, string[]>();
   const problems: PolicyProblem[] = [];
   const problem = (message: string, pos: Position): void => void problems.push({ message, pos });
+  const top = outerScope(columns, context);
+  const outerColumns = top[0]?.columns;
 
-  const condition = (e: Expr): void => {
-    const t = typeOf(e, columns);
+  const condition = (e: Expr, scope: Scope): void => {
+    const t = typeOf(e, scope);
     if (!CONDITION_TYPES.has(t)) problem(`expected a condition, found ${describeType(t)}`, e.pos);
-    walk(e);
+    walk(e, scope);
   };
   const comparable = (a: StaticType, b: StaticType, pos: Position, what: string): void => {
     if (a === 'other' || b === 'other') {
@@ -107,37 +136,78 @@ export function analyze(expr: Expr, columns?: ColumnTypes): Analysis {
       problem(`cannot compare ${describeType(a)} with ${describeType(b)}`, pos);
     }
   };
-  const walk = (e: Expr): void =>
+  const sameColumn = (a: Expr, b: Expr, scope: Scope): string | undefined => {
+    if ((a.kind !== 'column' && a.kind !== 'qualified_column') || (b.kind !== 'column' && b.kind !== 'qualified_column')) {
+      return undefined;
+    }
+    const x = resolveColumn(scope, a);
+    const y = resolveColumn(scope, b);
+    return x !== undefined && y !== undefined && x.level === y.level && x.name === y.name ? x.name : undefined;
+  };
+  const column = (ref: ColumnRef, scope: Scope): void => {
+    const at = resolveColumn(scope, ref);
+    if (at === undefined) {
+      const table = ref.kind === 'qualified_column' ? ref.table : '';
+      problem(`table '${table}' is neither the policy's table nor that of an enclosing subquery`, ref.pos);
+      return;
+    }
+    if (at.level === 0) {
+      if (!named.includes(at.name)) named.push(at.name);
+      return;
+    }
+    const table = at.table ?? '';
+    const list = relations.get(table) ?? [];
+    if (!list.includes(at.name)) list.push(at.name);
+    relations.set(table, list);
+    if (scope[at.level]?.columns !== undefined && at.type === undefined) {
+      problem(`column '${at.name}' does not exist in table '${table}'`, ref.pos);
+    }
+  };
+  const subquery = (table: string, tablePos: Position, scope: Scope): Scope => {
+    if (!relations.has(table)) relations.set(table, []);
+    if (context.schema !== undefined && !context.schema.has(table)) problem(`table '${table}' does not exist`, tablePos);
+    return enterScope(scope, table, context);
+  };
+  const walk = (e: Expr, scope: Scope): void =>
     visit<void>(e, {
       anyone: () => {},
-      or: (n) => n.operands.forEach(condition),
-      and: (n) => n.operands.forEach(condition),
-      not: (n) => condition(n.operand),
+      or: (n) => n.operands.forEach((o) => condition(o, scope)),
+      and: (n) => n.operands.forEach((o) => condition(o, scope)),
+      not: (n) => condition(n.operand, scope),
       compare: (n) => {
-        if (n.left.kind === 'column' && n.right.kind === 'column' && n.left.name === n.right.name) {
-          problem(`compares column '${n.left.name}' with itself`, n.pos);
-        }
-        comparable(typeOf(n.left, columns), typeOf(n.right, columns), n.pos, `'${n.op}'`);
-        walk(n.left);
-        walk(n.right);
+        const same = sameColumn(n.left, n.right, scope);
+        if (same !== undefined) problem(`compares column '${same}' with itself`, n.pos);
+        comparable(typeOf(n.left, scope), typeOf(n.right, scope), n.pos, `'${n.op}'`);
+        walk(n.left, scope);
+        walk(n.right, scope);
       },
-      is_null: (n) => walk(n.operand),
+      is_null: (n) => walk(n.operand, scope),
       in: (n) => {
-        const t = typeOf(n.operand, columns);
-        for (const v of n.values) comparable(t, typeOf(v, columns), v.pos, "'in'");
+        const t = typeOf(n.operand, scope);
+        for (const v of n.values) comparable(t, typeOf(v, scope), v.pos, "'in'");
         const typed = n.values.filter((v) => v.type !== 'null');
         const first = typed[0];
         for (const v of typed) {
-          if (first !== undefined && typeOf(v, columns) !== typeOf(first, columns)) {
-            problem(`the values of 'in' must be of one type: ${describeType(typeOf(first, columns))} and ${describeType(typeOf(v, columns))}`, v.pos);
+          if (first !== undefined && typeOf(v, scope) !== typeOf(first, scope)) {
+            problem(`the values of 'in' must be of one type: ${describeType(typeOf(first, scope))} and ${describeType(typeOf(v, scope))}`, v.pos);
           }
         }
-        walk(n.operand);
-        n.values.forEach(walk);
+        walk(n.operand, scope);
+        n.values.forEach((v) => walk(v, scope));
       },
-      column: (n) => {
-        if (!named.includes(n.name)) named.push(n.name);
+      exists: (n) => {
+        const inner = subquery(n.from.name, n.from.pos, scope);
+        if (n.where.kind !== 'anyone') condition(n.where, inner);
       },
+      in_select: (n) => {
+        walk(n.operand, scope);
+        const inner = subquery(n.from.name, n.from.pos, scope);
+        column(n.column, inner);
+        comparable(typeOf(n.operand, scope), typeOf(n.column, inner), n.pos, "'in'");
+        if (n.where.kind !== 'anyone') condition(n.where, inner);
+      },
+      column: (n) => column(n, scope),
+      qualified_column: (n) => column(n, scope),
       auth: () => {},
       claim: () => {},
       literal: (n) => {
@@ -151,11 +221,12 @@ export function analyze(expr: Expr, columns?: ColumnTypes): Analysis {
       },
     });
 
-  if (expr.kind !== 'anyone') condition(expr);
+  if (expr.kind !== 'anyone') condition(expr, top);
   return Object.freeze({
     columns: Object.freeze([...named]),
-    missingColumns: Object.freeze(columns === undefined ? [] : named.filter((c) => !columns.has(c))),
-    authOnly: named.length === 0,
+    relations: new Map([...relations].map(([t, cs]) => [t, Object.freeze(cs)] as const)),
+    missingColumns: Object.freeze(outerColumns === undefined ? [] : named.filter((c) => !outerColumns.has(c))),
+    authOnly: named.length === 0 && relations.size === 0,
     authParts: Object.freeze(conjuncts(expr).filter((e) => !readsRow(e))),
     rowParts: Object.freeze(conjuncts(expr).filter(readsRow)),
     problems: Object.freeze(problems),

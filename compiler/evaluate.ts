@@ -1,9 +1,14 @@
 // In-process evaluation with SQL's three-valued logic (compiler/semantics.ts), compiled once into
 // closures: exactly on a whole row (create/update checks), or over every possible row with only
 // auth_user known (request decisions), as the set of outcomes the row could still produce.
+// A subquery reads rows this module never sees: it yields every outcome those rows could give,
+// narrowed by what auth_user alone decides of its where clause and of the inner table's own read
+// policy (`innerCondition`): a subquery no row can satisfy is empty, so `exists` is FALSE,
+// `x in (…)` FALSE and `x not in (…)` TRUE — even for a NULL x, as in SQL.
 
-import { visit, type CompareOp, type Expr } from '../grammar/ast.js';
+import { visit, type ColumnRef, type CompareOp, type Expr } from '../grammar/ast.js';
 import { claimTargetFor, compareClaimTargets, typeOf, type ColumnTypes } from './analyze.js';
+import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from './scope.js';
 import {
   claimValue,
   coerceClaim,
@@ -80,13 +85,46 @@ function compareResult(op: CompareOp, a: Value, b: Value): boolean | null {
   }
 }
 
+export interface EvalRelations extends RelationContext {
+  /**
+   * The inner table's own read policy for the request's user, compiled on that table; undefined
+   * when not known (then it could let any row through).
+   */
+  readonly innerCondition?: (table: string) => CompiledCondition | undefined;
+}
+
+const EVERY_ROW = (): typeof ROW_DEPENDENT => ROW_DEPENDENT;
+
 /** Compiles `expr` (a condition) once; the closure is what requests run. */
-export function compileCondition(expr: Expr, columns?: ColumnTypes): CompiledCondition {
-  const value = (e: Expr, target: ClaimTarget): CompiledValue => {
+export function compileCondition(expr: Expr, columns?: ColumnTypes, relations: EvalRelations = {}): CompiledCondition {
+  /** The policy's own row is the context's; an inner table's rows are not known here. */
+  const columnValue = (ref: ColumnRef, scope: Scope): CompiledValue => {
+    const at = resolveColumn(scope, ref);
+    if (at === undefined || at.level > 0) return () => ROW_DEPENDENT;
+    const name = at.name;
+    return (ctx) => ctx.column(name);
+  };
+
+  /** What the rows of a subquery's table could make of its where clause and its read policy. */
+  const mayMatch = (table: string, where: Expr, scope: Scope): ((ctx: EvalContext) => boolean) => {
+    const inner = enterScope(scope, table, relations);
+    const filter = condition(where, inner);
+    const policy = relations.innerCondition === undefined ? undefined : (relations.innerCondition(table) ?? (() => FALSE));
+    return (ctx) => {
+      const own = policy === undefined ? ANY : policy({ user: ctx.user, column: EVERY_ROW });
+      return (combine(filter(ctx), own, kleeneAnd) & TRUE) !== 0;
+    };
+  };
+
+  const value = (e: Expr, target: ClaimTarget, scope: Scope): CompiledValue => {
     if (e.kind === 'claim') {
       const name = e.name;
       return (ctx) => coerceClaim(claimValue(ctx.user.claims, name), target);
     }
+    const conditionValue = (c: Expr): CompiledValue => {
+      const compiled = condition(c, scope);
+      return (ctx) => valueOfOutcomes(compiled(ctx));
+    };
     return visit<CompiledValue>(e, {
       anyone: () => () => true,
       or: conditionValue,
@@ -95,7 +133,10 @@ export function compileCondition(expr: Expr, columns?: ColumnTypes): CompiledCon
       compare: conditionValue,
       is_null: conditionValue,
       in: conditionValue,
-      column: (n) => (ctx) => ctx.column(n.name),
+      exists: conditionValue,
+      in_select: conditionValue,
+      column: (n) => columnValue(n, scope),
+      qualified_column: (n) => columnValue(n, scope),
       auth: (n) => {
         switch (n.attr) {
           case 'id':
@@ -115,11 +156,6 @@ export function compileCondition(expr: Expr, columns?: ColumnTypes): CompiledCon
     });
   };
 
-  const conditionValue = (e: Expr): CompiledValue => {
-    const c = condition(e);
-    return (ctx) => valueOfOutcomes(c(ctx));
-  };
-
   /** A value used where a truth value is expected (a boolean column, a claim, a literal). */
   const truthOf = (v: CompiledValue): CompiledCondition => (ctx) => {
     const x = v(ctx);
@@ -127,25 +163,25 @@ export function compileCondition(expr: Expr, columns?: ColumnTypes): CompiledCon
     return outcomeOf(typeof x === 'boolean' || x === null ? x : (normaliseColumnValue(x, 'boolean') as boolean | null));
   };
 
-  const condition = (e: Expr): CompiledCondition =>
+  const condition = (e: Expr, scope: Scope): CompiledCondition =>
     visit<CompiledCondition>(e, {
       anyone: () => () => TRUE,
       or: (n) => {
-        const parts = n.operands.map(condition);
+        const parts = n.operands.map((o) => condition(o, scope));
         return (ctx) => parts.reduce((acc, p) => (acc === TRUE ? acc : combine(acc, p(ctx), kleeneOr)), FALSE);
       },
       and: (n) => {
-        const parts = n.operands.map(condition);
+        const parts = n.operands.map((o) => condition(o, scope));
         return (ctx) => parts.reduce((acc, p) => (acc === FALSE ? acc : combine(acc, p(ctx), kleeneAnd)), TRUE);
       },
       not: (n) => {
-        const inner = condition(n.operand);
+        const inner = condition(n.operand, scope);
         return (ctx) => negate(inner(ctx));
       },
       compare: (n) => {
-        const targets = compareClaimTargets(n, columns);
-        const left = value(n.left, targets.left ?? 'text');
-        const right = value(n.right, targets.right ?? 'text');
+        const targets = compareClaimTargets(n, scope);
+        const left = value(n.left, targets.left ?? 'text', scope);
+        const right = value(n.right, targets.right ?? 'text', scope);
         const op = n.op;
         return (ctx) => {
           const l = left(ctx);
@@ -161,7 +197,7 @@ export function compileCondition(expr: Expr, columns?: ColumnTypes): CompiledCon
         if (operand.kind === 'claim') {
           return (ctx) => outcomeOf((claimValue(ctx.user.claims, operand.name) === null) !== negated);
         }
-        const v = value(operand, 'text');
+        const v = value(operand, 'text', scope);
         return (ctx) => {
           const x = v(ctx);
           return x === ROW_DEPENDENT ? TRUE | FALSE : outcomeOf((x === null) !== negated);
@@ -169,7 +205,7 @@ export function compileCondition(expr: Expr, columns?: ColumnTypes): CompiledCon
       },
       in: (n) => {
         const firstTyped = n.values.find((l) => l.type !== 'null');
-        const v = value(n.operand, claimTargetFor(firstTyped === undefined ? 'null' : typeOf(firstTyped, columns)));
+        const v = value(n.operand, claimTargetFor(firstTyped === undefined ? 'null' : typeOf(firstTyped, scope)), scope);
         const literals = n.values.map((l) => l.value);
         const hasNull = literals.includes(null);
         const negated = n.negated;
@@ -191,13 +227,31 @@ export function compileCondition(expr: Expr, columns?: ColumnTypes): CompiledCon
           return outcomeOf(found === null ? null : found !== negated);
         };
       },
-      column: (n) => truthOf(value(n, 'boolean')),
-      auth: (n) => truthOf(value(n, 'boolean')),
-      claim: (n) => truthOf(value(n, 'boolean')),
-      literal: (n) => truthOf(value(n, 'boolean')),
+      exists: (n) => {
+        const may = mayMatch(n.from.name, n.where, scope);
+        return (ctx) => (may(ctx) ? TRUE | FALSE : FALSE);
+      },
+      in_select: (n) => {
+        const may = mayMatch(n.from.name, n.where, scope);
+        const target = claimTargetFor(typeOf(n.column, enterScope(scope, n.from.name, relations)));
+        const v = value(n.operand, target, scope);
+        const negated = n.negated;
+        return (ctx) => {
+          // No row can be selected: IN of an empty set is FALSE, NOT IN TRUE, whatever the operand.
+          if (!may(ctx)) return negated ? TRUE : FALSE;
+          // Rows decide; a NULL operand is never found (NULL if any row, FALSE if none).
+          const found = v(ctx) === null ? FALSE | UNKNOWN : ANY;
+          return negated ? negate(found) : found;
+        };
+      },
+      column: (n) => truthOf(value(n, 'boolean', scope)),
+      qualified_column: (n) => truthOf(value(n, 'boolean', scope)),
+      auth: (n) => truthOf(value(n, 'boolean', scope)),
+      claim: (n) => truthOf(value(n, 'boolean', scope)),
+      literal: (n) => truthOf(value(n, 'boolean', scope)),
     });
 
-  return condition(expr);
+  return condition(expr, outerScope(columns, relations));
 }
 
 /** Reads a row's values as the database compares them. */
@@ -208,17 +262,21 @@ export function rowReader(
   return (name) => normaliseColumnValue(Object.hasOwn(row, name) ? row[name] : null, columns?.get(name));
 }
 
-const EVERY_ROW = (): typeof ROW_DEPENDENT => ROW_DEPENDENT;
+/**
+ * TRUE, FALSE or NULL (unknown) on one row; allowed iff TRUE. `undefined` when the answer depends
+ * on rows of other tables (a subquery): only the database can judge it.
+ */
+export type RowVerdict = boolean | null | undefined;
 
-/** Exactly on one row: TRUE, FALSE or NULL (unknown). Allowed iff TRUE. */
+/** Exactly on one row (see RowVerdict). */
 export function evaluateCompiled(
   condition: CompiledCondition,
   user: AuthUser,
   row: Readonly<Record<string, unknown>>,
   columns: ColumnTypes | undefined,
-): boolean | null {
+): RowVerdict {
   const o = condition({ user, column: rowReader(row, columns) });
-  return o === TRUE ? true : o === FALSE ? false : null;
+  return o === TRUE ? true : o === FALSE ? false : o === UNKNOWN ? null : undefined;
 }
 
 /** What `user` alone makes of the condition, for every row it could be applied to. */
@@ -228,13 +286,15 @@ export function outcomesForUser(condition: CompiledCondition, user: AuthUser): O
 
 /**
  * Evaluates `expr` on a row with SQL's three-valued logic: TRUE, FALSE or NULL (unknown).
- * Allowed iff TRUE. Columns absent from `row` are NULL.
+ * Allowed iff TRUE. Columns absent from `row` are NULL. `undefined` when rows of another table
+ * (a subquery) decide.
  */
 export function evaluate(
   expr: Expr,
   user: AuthUser,
   row: Readonly<Record<string, unknown>> = {},
   columns?: ColumnTypes,
-): boolean | null {
-  return evaluateCompiled(compileCondition(expr, columns), user, row, columns);
+  relations?: EvalRelations,
+): RowVerdict {
+  return evaluateCompiled(compileCondition(expr, columns, relations), user, row, columns);
 }

@@ -1,5 +1,8 @@
 // The policy AST: readonly, frozen nodes with a `kind` discriminant and source positions.
 // Grammar (SPEC §4.3) produces it; the compiler consumes it; nothing else builds SQL from text.
+// Relations: `exists (select from t where …)` and `x [not] in (select c from t [where …])` open a
+// scope on table t; a bare column is the innermost scope's, `t.c` the innermost t's
+// (compiler/scope.ts).
 
 export interface Position {
   /** 0-based character offset in the expression. */
@@ -55,11 +58,47 @@ export interface InNode {
   readonly negated: boolean;
   readonly pos: Position;
 }
+/** A bare column: the innermost scope's table (the policy's own table outside any subquery). */
 export interface ColumnNode {
   readonly kind: 'column';
   readonly name: string;
   readonly pos: Position;
 }
+/** `<table>.<column>`: the column of the innermost scope on that table; `pos` is the table's. */
+export interface QualifiedColumnNode {
+  readonly kind: 'qualified_column';
+  readonly table: string;
+  readonly name: string;
+  readonly pos: Position;
+}
+export type ColumnRef = ColumnNode | QualifiedColumnNode;
+/** The table a subquery reads, where its name is written. */
+export interface TableRef {
+  readonly name: string;
+  readonly pos: Position;
+}
+/** `exists (select from <table> where <where>)`: TRUE when a row of the table makes `where` TRUE. */
+export interface ExistsNode {
+  readonly kind: 'exists';
+  readonly from: TableRef;
+  readonly where: Expr;
+  readonly pos: Position;
+}
+/**
+ * `<operand> [not] in (select <column> from <table> [where <where>])`; without a where clause
+ * `where` is `anyone`. SQL's meaning, NULLs included (compiler/evaluate.ts).
+ */
+export interface InSelectNode {
+  readonly kind: 'in_select';
+  readonly operand: Expr;
+  readonly column: ColumnRef;
+  readonly from: TableRef;
+  readonly where: Expr;
+  readonly negated: boolean;
+  readonly pos: Position;
+}
+/** A subquery node: it reads another table. */
+export type SubqueryNode = ExistsNode | InSelectNode;
 export interface AuthNode {
   readonly kind: 'auth';
   readonly attr: AuthAttribute;
@@ -85,6 +124,9 @@ export type Expr =
   | IsNullNode
   | InNode
   | ColumnNode
+  | QualifiedColumnNode
+  | ExistsNode
+  | InSelectNode
   | AuthNode
   | ClaimNode
   | LiteralNode;
@@ -117,6 +159,20 @@ export const ast = {
   in: (operand: Expr, values: readonly LiteralNode[], negated: boolean, pos: Position = NO_POSITION): InNode =>
     node({ kind: 'in', operand, values: Object.freeze([...values]), negated, pos }),
   column: (name: string, pos: Position = NO_POSITION): ColumnNode => node({ kind: 'column', name, pos }),
+  qualifiedColumn: (table: string, name: string, pos: Position = NO_POSITION): QualifiedColumnNode =>
+    node({ kind: 'qualified_column', table, name, pos }),
+  exists: (table: string, where: Expr, pos: Position = NO_POSITION, tablePos: Position = pos): ExistsNode =>
+    node({ kind: 'exists', from: Object.freeze({ name: table, pos: tablePos }), where, pos }),
+  inSelect: (
+    operand: Expr,
+    column: ColumnRef,
+    table: string,
+    where: Expr,
+    negated: boolean,
+    pos: Position = NO_POSITION,
+    tablePos: Position = pos,
+  ): InSelectNode =>
+    node({ kind: 'in_select', operand, column, from: Object.freeze({ name: table, pos: tablePos }), where, negated, pos }),
   auth: (attr: AuthAttribute, pos: Position = NO_POSITION): AuthNode => node({ kind: 'auth', attr, pos }),
   claim: (name: string, pos: Position = NO_POSITION): ClaimNode => node({ kind: 'claim', name, pos }),
   integer: (value: number, pos: Position = NO_POSITION): LiteralNode =>
@@ -129,3 +185,27 @@ export const ast = {
     node({ kind: 'literal', type: 'boolean', value, pos }),
   null: (pos: Position = NO_POSITION): LiteralNode => node({ kind: 'literal', type: 'null', value: null, pos }),
 } as const;
+
+/** The direct subexpressions of a node, in source order (a subquery's column and where included). */
+export function children(e: Expr): readonly Expr[] {
+  return visit<readonly Expr[]>(e, {
+    anyone: () => [],
+    or: (n) => n.operands,
+    and: (n) => n.operands,
+    not: (n) => [n.operand],
+    compare: (n) => [n.left, n.right],
+    is_null: (n) => [n.operand],
+    in: (n) => [n.operand, ...n.values],
+    column: () => [],
+    qualified_column: () => [],
+    exists: (n) => [n.where],
+    in_select: (n) => [n.operand, n.column, n.where],
+    auth: () => [],
+    claim: () => [],
+    literal: () => [],
+  });
+}
+
+/** Whether `e` holds a subquery anywhere. */
+export const hasSubquery = (e: Expr): boolean =>
+  e.kind === 'exists' || e.kind === 'in_select' || children(e).some(hasSubquery);

@@ -1,10 +1,12 @@
 // Turns the parser's CST into frozen AST nodes positioned at their first token; rejects what the
-// grammar cannot (unknown auth_user attributes, integers outside the safe range).
+// grammar cannot (unknown auth_user attributes, integers outside the safe range, a third level of
+// nested subqueries).
 
 import type { CstNode, IToken } from 'chevrotain';
 import {
   ast,
   type AuthAttribute,
+  type ColumnRef,
   type CompareOp,
   type Expr,
   type LiteralNode,
@@ -30,6 +32,10 @@ const OPERATORS: Readonly<Record<string, CompareOp>> = {
   Greater: '>',
   GreaterOrEqual: '>=',
 };
+
+/** SPEC §4.3: a subquery may hold one more, no deeper. */
+export const MAX_SUBQUERY_DEPTH = 2;
+const DEPTH_DESCRIPTION = `at most ${MAX_SUBQUERY_DEPTH} levels of nested subqueries`;
 
 const SAFE_INTEGER_DESCRIPTION = `an integer between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`;
 
@@ -57,12 +63,38 @@ function required<T>(value: T | undefined, what: string): T {
   return value;
 }
 
+/** A bare or double-quoted name as written: `"a""b"` is `a"b`. */
+const nameOf = (token: IToken): string =>
+  token.image.startsWith('"') ? token.image.slice(1, -1).replaceAll('""', '"') : token.image;
+
 const BaseVisitor = policyParser.getBaseCstVisitorConstructor();
 
 class CstToAst extends BaseVisitor {
+  /** Subqueries open around the node being built; visiting is synchronous and never re-entered. */
+  #depth = 0;
+
   constructor() {
     super();
     this.validateVisitor();
+  }
+
+  /** Builds a subquery's parts one level deeper; a third level is a syntax error at its keyword. */
+  #nested<T>(keyword: IToken, build: () => T): T {
+    if (this.#depth >= MAX_SUBQUERY_DEPTH) {
+      throw PolicySyntaxError.expecting(DEPTH_DESCRIPTION, positionOf(keyword), describeFound(keyword.image));
+    }
+    this.#depth += 1;
+    try {
+      return build();
+    } finally {
+      this.#depth -= 1;
+    }
+  }
+
+  /** The CST of a whole expression as its AST. */
+  build(cst: CstNode): Expr {
+    this.#depth = 0;
+    return this.visit(cst) as Expr;
   }
 
   expression(children: Children): Expr {
@@ -95,6 +127,53 @@ class CstToAst extends BaseVisitor {
   }
 
   comparison(children: Children): Expr {
+    const exists = firstNode(children, 'exists');
+    if (exists !== undefined) return this.visit(exists);
+    return this.visit(required(firstNode(children, 'operandComparison'), 'comparison'));
+  }
+
+  existsSubquery(children: Children): Expr {
+    const keyword = required(firstToken(children, 'Exists'), 'exists');
+    const tableNode = required(firstNode(children, 'table'), 'table');
+    return this.#nested(required(firstToken(children, 'Select'), 'select'), () =>
+      ast.exists(
+        this.visit(tableNode),
+        this.visit(required(firstNode(children, 'where'), 'where')),
+        positionOf(keyword),
+        locationOf(tableNode),
+      ),
+    );
+  }
+
+  selectSubquery(children: Children, left: { operand: Expr; negated: boolean; pos: Position }): Expr {
+    const tableNode = required(firstNode(children, 'table'), 'table');
+    return this.#nested(required(firstToken(children, 'Select'), 'select'), () => {
+      const where = firstNode(children, 'where');
+      return ast.inSelect(
+        left.operand,
+        this.visit(required(firstNode(children, 'column'), 'column')),
+        this.visit(tableNode),
+        where === undefined ? ast.anyone(locationOf(tableNode)) : this.visit(where),
+        left.negated,
+        left.pos,
+        locationOf(tableNode),
+      );
+    });
+  }
+
+  tableName(children: Children): string {
+    return nameOf(required(firstToken(children, 'name'), 'table name'));
+  }
+
+  columnReference(children: Children): ColumnRef {
+    const first = required(firstToken(children, 'first'), 'column');
+    const second = firstToken(children, 'second');
+    return second === undefined
+      ? ast.column(nameOf(first), positionOf(first))
+      : ast.qualifiedColumn(nameOf(first), nameOf(second), positionOf(first));
+  }
+
+  operandComparison(children: Children): Expr {
     const leftNode = required(firstNode(children, 'left'), 'left');
     const left: Expr = this.visit(leftNode);
     const pos = locationOf(leftNode);
@@ -106,8 +185,11 @@ class CstToAst extends BaseVisitor {
     if (firstToken(children, 'is') !== undefined)
       return ast.isNull(left, firstToken(children, 'isNot') !== undefined, pos);
     if (firstToken(children, 'in') !== undefined) {
+      const negated = firstToken(children, 'inNot') !== undefined;
+      const select = firstNode(children, 'select');
+      if (select !== undefined) return this.visit(select, { operand: left, negated, pos });
       const values = nodes(children, 'values').map((n): LiteralNode => this.visit(n));
-      return ast.in(left, values, firstToken(children, 'inNot') !== undefined, pos);
+      return ast.in(left, values, negated, pos);
     }
     return left;
   }
@@ -120,11 +202,8 @@ class CstToAst extends BaseVisitor {
   operand(children: Children): Expr {
     const auth = firstNode(children, 'auth');
     if (auth !== undefined) return this.visit(auth);
-    const column = firstToken(children, 'column');
-    if (column !== undefined) return ast.column(column.image, positionOf(column));
-    const quoted = firstToken(children, 'quotedColumn');
-    if (quoted !== undefined)
-      return ast.column(quoted.image.slice(1, -1).replaceAll('""', '"'), positionOf(quoted));
+    const column = firstNode(children, 'column');
+    if (column !== undefined) return this.visit(column);
     const literal = firstNode(children, 'literal');
     if (literal !== undefined) return this.visit(literal);
     return this.visit(required(firstNode(children, 'nested'), 'nested expression'));

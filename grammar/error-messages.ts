@@ -8,6 +8,9 @@ export const OPERAND_DESCRIPTION = 'a column, auth_user.<attr> or a literal';
 export const AUTH_ATTRIBUTE_DESCRIPTION = 'id, username, is_admin, is_authenticated or claims.<name>';
 export const CLAIM_NAME_DESCRIPTION = 'a claim name';
 export const LITERAL_DESCRIPTION = 'a literal';
+export const IN_LIST_DESCRIPTION = "a literal or 'select'";
+export const TABLE_DESCRIPTION = 'a table name';
+export const COLUMN_DESCRIPTION = 'a column';
 export const END_OF_INPUT = 'end of input';
 export const ANY_TOKEN_DESCRIPTION =
   "a name, a number, a quoted string or name, an operator, '(', ')', ',' or '.'";
@@ -22,6 +25,10 @@ const descriptions = new Map<TokenType, string>([
   [t.True, "'true'"],
   [t.False, "'false'"],
   [t.AuthUser, "'auth_user'"],
+  [t.Exists, "'exists'"],
+  [t.Select, "'select'"],
+  [t.From, "'from'"],
+  [t.Where, "'where'"],
   [t.Identifier, 'a column'],
   [t.Name, 'a name'],
   [t.QuotedIdentifier, 'a quoted column name'],

@@ -116,5 +116,5 @@ export function parsePolicy(text: string): Expr {
   const cst = policyParser.expression();
   const parseError = policyParser.errors[0];
   if (parseError !== undefined) throw fromRecognitionError(text, lexed.tokens, parseError);
-  return cstToAst.visit(cst) as Expr;
+  return cstToAst.build(cst);
 }

@@ -5,10 +5,15 @@
 //   compare := operand [ ("=" | "!=" | "<>" | "<" | "<=" | ">" | ">=") operand ]
 //            | operand "is" ["not"] "null"
 //            | operand ["not"] "in" "(" literal ("," literal)* ")"
+//            | operand ["not"] "in" "(" "select" column "from" table ["where" expr] ")"
+//            | "exists" "(" "select" "from" table "where" expr ")"
 //   operand := column | auth_user.<attr> | auth_user.claims.<name> | literal | "(" expr ")"
 //   literal := integer | decimal | 'string' | true | false | null
-//   column  := identifier | "double-quoted name"
+//   column  := name ["." name]            -- table.column
+//   table   := name
+//   name    := identifier | "double-quoted name"
 //
+// `not exists (…)` is `not` applied to `exists (…)`. cst-to-ast.ts allows two levels of subqueries.
 // `auth_user.<attr>` reads any word after the dot (keywords too, so a claim may be called `in`);
 // cst-to-ast.ts rejects attributes other than id, username, is_admin, is_authenticated, claims.<name>.
 
@@ -18,7 +23,10 @@ import {
   CLAIM_NAME_DESCRIPTION,
   errorMessageProvider,
   LITERAL_DESCRIPTION,
+  COLUMN_DESCRIPTION,
+  IN_LIST_DESCRIPTION,
   OPERAND_DESCRIPTION,
+  TABLE_DESCRIPTION,
 } from './error-messages.js';
 import * as t from './tokens.js';
 
@@ -64,6 +72,27 @@ class PolicyParser extends CstParser {
   });
 
   readonly comparison = this.RULE('comparison', () => {
+    this.OR({
+      DEF: [
+        { ALT: () => this.SUBRULE(this.existsSubquery, { LABEL: 'exists' }) },
+        { ALT: () => this.SUBRULE(this.operandComparison, { LABEL: 'operandComparison' }) },
+      ],
+      ERR_MSG: OPERAND_DESCRIPTION,
+    });
+  });
+
+  readonly existsSubquery = this.RULE('existsSubquery', () => {
+    this.CONSUME(t.Exists);
+    this.CONSUME(t.LParen);
+    this.CONSUME(t.Select);
+    this.CONSUME(t.From);
+    this.SUBRULE(this.tableName, { LABEL: 'table' });
+    this.CONSUME(t.Where);
+    this.SUBRULE(this.expression, { LABEL: 'where' });
+    this.CONSUME(t.RParen);
+  });
+
+  readonly operandComparison = this.RULE('operandComparison', () => {
     this.SUBRULE(this.operand, { LABEL: 'left' });
     this.OPTION(() => {
       this.OR([
@@ -85,15 +114,67 @@ class PolicyParser extends CstParser {
             this.OPTION3(() => this.CONSUME2(t.Not, { LABEL: 'inNot' }));
             this.CONSUME(t.In, { LABEL: 'in' });
             this.CONSUME(t.LParen);
-            this.SUBRULE(this.literal, { LABEL: 'values' });
-            this.MANY(() => {
-              this.CONSUME(t.Comma);
-              this.SUBRULE2(this.literal, { LABEL: 'values' });
+            this.OR2({
+              DEF: [
+                { ALT: () => this.SUBRULE(this.selectSubquery, { LABEL: 'select' }) },
+                {
+                  ALT: () => {
+                    this.SUBRULE(this.literal, { LABEL: 'values' });
+                    this.MANY(() => {
+                      this.CONSUME(t.Comma);
+                      this.SUBRULE2(this.literal, { LABEL: 'values' });
+                    });
+                  },
+                },
+              ],
+              ERR_MSG: IN_LIST_DESCRIPTION,
             });
             this.CONSUME(t.RParen);
           },
         },
       ]);
+    });
+  });
+
+  readonly selectSubquery = this.RULE('selectSubquery', () => {
+    this.CONSUME(t.Select);
+    this.SUBRULE(this.columnReference, { LABEL: 'column' });
+    this.CONSUME(t.From);
+    this.SUBRULE(this.tableName, { LABEL: 'table' });
+    this.OPTION(() => {
+      this.CONSUME(t.Where);
+      this.SUBRULE(this.expression, { LABEL: 'where' });
+    });
+  });
+
+  readonly tableName = this.RULE('tableName', () => {
+    this.OR({
+      DEF: [
+        { ALT: () => this.CONSUME(t.Identifier, { LABEL: 'name' }) },
+        { ALT: () => this.CONSUME(t.QuotedIdentifier, { LABEL: 'name' }) },
+      ],
+      ERR_MSG: TABLE_DESCRIPTION,
+    });
+  });
+
+  /** `name` or `table.name`; each part bare or double-quoted. */
+  readonly columnReference = this.RULE('columnReference', () => {
+    this.OR({
+      DEF: [
+        { ALT: () => this.CONSUME(t.Identifier, { LABEL: 'first' }) },
+        { ALT: () => this.CONSUME(t.QuotedIdentifier, { LABEL: 'first' }) },
+      ],
+      ERR_MSG: COLUMN_DESCRIPTION,
+    });
+    this.OPTION(() => {
+      this.CONSUME(t.Dot);
+      this.OR2({
+        DEF: [
+          { ALT: () => this.CONSUME2(t.Identifier, { LABEL: 'second' }) },
+          { ALT: () => this.CONSUME2(t.QuotedIdentifier, { LABEL: 'second' }) },
+        ],
+        ERR_MSG: COLUMN_DESCRIPTION,
+      });
     });
   });
 
@@ -112,8 +193,7 @@ class PolicyParser extends CstParser {
     this.OR({
       DEF: [
         { ALT: () => this.SUBRULE(this.authReference, { LABEL: 'auth' }) },
-        { ALT: () => this.CONSUME(t.Identifier, { LABEL: 'column' }) },
-        { ALT: () => this.CONSUME(t.QuotedIdentifier, { LABEL: 'quotedColumn' }) },
+        { ALT: () => this.SUBRULE(this.columnReference, { LABEL: 'column' }) },
         { ALT: () => this.SUBRULE(this.literal, { LABEL: 'literal' }) },
         {
           ALT: () => {

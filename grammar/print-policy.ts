@@ -2,9 +2,23 @@
 // them, identifiers quoted only when they must be. parsePolicy(printPolicy(e)) equals e.
 
 import { RestError } from '../errors/rest-error.js';
-import { visit, type Expr, type LiteralNode } from './ast.js';
+import { visit, type ColumnRef, type Expr, type LiteralNode } from './ast.js';
 
-const KEYWORDS = new Set(['and', 'or', 'not', 'is', 'in', 'null', 'true', 'false', 'auth_user']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'not',
+  'is',
+  'in',
+  'null',
+  'true',
+  'false',
+  'auth_user',
+  'exists',
+  'select',
+  'from',
+  'where',
+]);
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Binding strength: or 1, and 2, not 3, comparisons 4, operands 5. */
@@ -17,7 +31,10 @@ const precedence = (e: Expr): number =>
     compare: () => 4,
     is_null: () => 4,
     in: () => 4,
+    in_select: () => 4,
+    exists: () => 4,
     column: () => 5,
+    qualified_column: () => 5,
     auth: () => 5,
     claim: () => 5,
     literal: () => 5,
@@ -72,6 +89,12 @@ function operand(e: Expr, min: number): string {
   return precedence(e) >= min ? text : `(${text})`;
 }
 
+const printColumn = (c: ColumnRef): string =>
+  c.kind === 'column' ? printIdentifier(c.name) : `${printIdentifier(c.table)}.${printIdentifier(c.name)}`;
+
+/** ` where <e>`, or nothing for `anyone` (an `in (select …)` without a where clause). */
+const whereClause = (e: Expr): string => (e.kind === 'anyone' ? '' : ` where ${printPolicy(e)}`);
+
 export function printPolicy(e: Expr): string {
   return visit(e, {
     anyone: () => '',
@@ -82,7 +105,12 @@ export function printPolicy(e: Expr): string {
     is_null: (n) => `${operand(n.operand, 5)} is ${n.negated ? 'not ' : ''}null`,
     in: (n) =>
       `${operand(n.operand, 5)} ${n.negated ? 'not ' : ''}in (${n.values.map(printLiteral).join(', ')})`,
-    column: (n) => printIdentifier(n.name),
+    in_select: (n) =>
+      `${operand(n.operand, 5)} ${n.negated ? 'not ' : ''}in (select ${printColumn(n.column)} from ${printIdentifier(n.from.name)}${whereClause(n.where)})`,
+    // `exists` needs a where clause: a condition that is always TRUE stands in for none.
+    exists: (n) => `exists (select from ${printIdentifier(n.from.name)} where ${n.where.kind === 'anyone' ? 'true' : printPolicy(n.where)})`,
+    column: printColumn,
+    qualified_column: printColumn,
     auth: (n) => `auth_user.${n.attr}`,
     claim: (n) => `auth_user.claims.${n.name}`,
     literal: printLiteral,

@@ -25,6 +25,10 @@ export const Null = keyword('Null', 'null');
 export const True = keyword('True', 'true');
 export const False = keyword('False', 'false');
 export const AuthUser = keyword('AuthUser', 'auth_user');
+export const Exists = keyword('Exists', 'exists');
+export const Select = keyword('Select', 'select');
+export const From = keyword('From', 'from');
+export const Where = keyword('Where', 'where');
 
 /** `"order"`: a column named like a keyword, or with any other character; `""` is a quote. */
 export const QuotedIdentifier = createToken({ name: 'QuotedIdentifier', pattern: /"(?:[^"]|"")+"/ });
@@ -55,6 +59,10 @@ export const allTokens: readonly TokenType[] = [
   True,
   False,
   AuthUser,
+  Exists,
+  Select,
+  From,
+  Where,
   Identifier,
   Name,
   QuotedIdentifier,

@@ -14,6 +14,12 @@ function describe(e: Expr): { readonly label: string; readonly children: readonl
     is_null: (n) => ({ label: n.negated ? 'is not null' : 'is null', children: [n.operand] }),
     in: (n) => ({ label: n.negated ? 'not in' : 'in', children: [n.operand, ...n.values] }),
     column: (n) => ({ label: `column ${n.name}`, children: [] }),
+    qualified_column: (n) => ({ label: `column ${n.table}.${n.name}`, children: [] }),
+    exists: (n) => ({ label: `exists in ${n.from.name} where`, children: [n.where] }),
+    in_select: (n) => ({
+      label: `${n.negated ? 'not in' : 'in'} select from ${n.from.name}`,
+      children: [n.operand, n.column, ...(n.where.kind === 'anyone' ? [] : [n.where])],
+    }),
     auth: (n) => ({ label: `auth_user.${n.attr}`, children: [] }),
     claim: (n) => ({ label: `auth_user.claims.${n.name}`, children: [] }),
     literal: (n) => ({ label: `${n.type} ${printLiteral(n)}`, children: [] }),

@@ -1,9 +1,11 @@
 // One walker from a policy AST to a SQL condition, for every dialect and both enforcement
-// paths. Dialects differ only through their hooks; the paths differ only in how auth_user is read:
-// bound parameters (portable) or session settings (PostgreSQL native RLS).
+// paths. Dialects differ only through their hooks; the paths differ only in how auth_user is read
+// — bound parameters (portable) or session settings (PostgreSQL native RLS) — and in how a
+// subquery sees its table: through the inlined read policy (portable) or the table's own RLS.
 
-import { visit, type AuthNode, type Expr } from '../../grammar/ast.js';
+import { ast, visit, type AuthNode, type ColumnRef, type Expr } from '../../grammar/ast.js';
 import { claimTargetFor, compareClaimTargets, typeOf, type ColumnTypes } from '../analyze.js';
+import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from '../scope.js';
 import { authSettingSql, claimSettingSql } from '../rls/session-settings.js';
 import type { ClaimTarget } from '../semantics.js';
 import type { Dialect } from './dialect.js';
@@ -28,16 +30,34 @@ const literalCasts = { integer: 'bigint', decimal: 'numeric', string: 'text', bo
 
 const SQL_OPERATORS = { '=': '=', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' } as const;
 
-export interface CompileOptions {
+export interface CompileOptions extends RelationContext {
+  /** The policy's own table's columns (also `schema.get(table)` when `table` is given). */
   readonly columns?: ColumnTypes;
   /** `parameters` (default): auth_user values are bound per request; `session`: read from settings. */
   readonly auth?: AuthMode;
+  /**
+   * The portable path's view of another table (SPEC §4.4): the inner table's own resolved `read`
+   * policy, AND-ed into every subquery on it and compiled the same way (its subqueries inline
+   * theirs in turn). Omitted on the native path, where PostgreSQL applies that table's RLS.
+   */
+  readonly inline?: (table: string) => Expr;
 }
 
+/**
+ * Subqueries nest at most this deep once inner policies are inlined (cycles are refused before,
+ * compiler/cycles.ts); deeper, the inner table counts as unreadable: its subquery selects nothing.
+ */
+export const MAX_SUBQUERY_NESTING = 8;
+
+// Columns outside any subquery are written bare, as before relations existed; inside one, every
+// column is qualified by its table's name. Tables get no alias: a policy whose subqueries read its
+// own table is a cycle and never compiled, so along one path of nesting a name repeats only when
+// the expression repeats an inner table, and then SQL's innermost-first resolution is the
+// language's own (compiler/scope.ts).
 export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptions = {}): SqlFragment {
   const b = new SqlBuilder(dialect);
-  const columns = options.columns;
   const session = options.auth === 'session';
+  const inline = options.inline;
 
   const claim = (name: string, as: ClaimTarget | 'presence'): void => {
     if (session) b.append(claimSettingSql(name, as));
@@ -47,12 +67,6 @@ export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptio
     if (session) b.append(authSettingSql[n.attr]);
     else b.appendAuth({ kind: n.attr }, authCasts[n.attr]);
   };
-  /** A value; `target` says what a claim is coerced to. */
-  const value = (e: Expr, target: ClaimTarget): void => {
-    if (e.kind === 'claim') claim(e.name, target);
-    else walk(e);
-  };
-  const condition = (e: Expr): void => value(e, 'boolean');
   const text = (isText: boolean, emit: () => void): void => {
     if (isText) b.append(dialect.textCompare.open);
     emit();
@@ -64,60 +78,114 @@ export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptio
       each(item);
     });
 
-  const walk = (e: Expr): void =>
-    visit<void>(e, {
-      anyone: () => void b.append(dialect.trueSql),
-      or: (n) => {
-        b.append('(');
-        list(n.operands, ' OR ', condition);
-        b.append(')');
-      },
-      and: (n) => {
-        b.append('(');
-        list(n.operands, ' AND ', condition);
-        b.append(')');
-      },
-      not: (n) => {
-        b.append('(NOT ');
-        condition(n.operand);
-        b.append(')');
-      },
-      compare: (n) => {
-        const targets = compareClaimTargets(n, columns);
-        const isText = [typeOf(n.left, columns), typeOf(n.right, columns)].includes('text') ||
-          targets.left === 'text' || targets.right === 'text';
-        b.append('(');
-        text(isText, () => value(n.left, targets.left ?? 'text'));
-        b.append(` ${SQL_OPERATORS[n.op]} `);
-        text(isText, () => value(n.right, targets.right ?? 'text'));
-        b.append(')');
-      },
-      is_null: (n) => {
-        b.append('(');
-        if (n.operand.kind === 'claim') claim(n.operand.name, 'presence');
-        else walk(n.operand);
-        b.append(n.negated ? ' IS NOT NULL)' : ' IS NULL)');
-      },
-      in: (n) => {
-        const firstTyped = n.values.find((v) => v.type !== 'null');
-        const target = claimTargetFor(firstTyped === undefined ? 'null' : typeOf(firstTyped, columns));
-        const isText = typeOf(n.operand, columns) === 'text' || (n.operand.kind === 'claim' && target === 'text') ||
-          firstTyped?.type === 'string';
-        b.append('(');
-        text(isText, () => value(n.operand, target));
-        b.append(n.negated ? ' NOT IN (' : ' IN (');
-        list(n.values, ', ', (v) => text(isText && v.kind === 'literal' && v.type !== 'null', () => walk(v)));
-        b.append('))');
-      },
-      column: (n) => void b.appendIdent(n.name),
-      auth,
-      claim: (n) => claim(n.name, 'boolean'),
-      literal: (n) => {
-        if (n.type === 'null') b.append('NULL');
-        else b.appendValue(n.value, literalCasts[n.type]);
-      },
-    });
+  /** `scope` resolves names; `nesting` counts the SQL subqueries the text is inside. */
+  const compile = (root: Expr, scope: Scope, nesting: number): void => {
+    /** A value; `target` says what a claim is coerced to. */
+    const value = (e: Expr, target: ClaimTarget): void => {
+      if (e.kind === 'claim') claim(e.name, target);
+      else walk(e);
+    };
+    const condition = (e: Expr): void => value(e, 'boolean');
+    const column = (ref: ColumnRef): void => {
+      const at = resolveColumn(scope, ref);
+      const table = at?.table ?? (ref.kind === 'qualified_column' ? ref.table : undefined);
+      if (nesting > 0 && table !== undefined) b.appendIdent(table).append('.');
+      b.appendIdent(ref.name);
+    };
+    /** `FROM <table> WHERE <where> AND <the table's own read policy>`, inside the parentheses. */
+    const fromWhere = (table: string, where: Expr): void => {
+      const inner = enterScope(scope, table, options);
+      b.append(' FROM ').appendIdent(table);
+      const policy = inline === undefined ? undefined : nesting + 1 >= MAX_SUBQUERY_NESTING ? ast.boolean(false) : inline(table);
+      const parts: (() => void)[] = [];
+      if (where.kind !== 'anyone') parts.push(() => compile(where, inner, nesting + 1));
+      if (policy !== undefined && policy.kind !== 'anyone') {
+        parts.push(() => compile(policy, outerScope(undefined, { table, ...(options.schema === undefined ? {} : { schema: options.schema }) }), nesting + 1));
+      }
+      parts.forEach((emit, i) => {
+        b.append(i === 0 ? ' WHERE ' : ' AND ');
+        emit();
+      });
+    };
 
-  condition(expr);
+    const walk = (e: Expr): void =>
+      visit<void>(e, {
+        anyone: () => void b.append(dialect.trueSql),
+        or: (n) => {
+          b.append('(');
+          list(n.operands, ' OR ', condition);
+          b.append(')');
+        },
+        and: (n) => {
+          b.append('(');
+          list(n.operands, ' AND ', condition);
+          b.append(')');
+        },
+        not: (n) => {
+          b.append('(NOT ');
+          condition(n.operand);
+          b.append(')');
+        },
+        compare: (n) => {
+          const targets = compareClaimTargets(n, scope);
+          const isText =
+            [typeOf(n.left, scope), typeOf(n.right, scope)].includes('text') ||
+            targets.left === 'text' ||
+            targets.right === 'text';
+          b.append('(');
+          text(isText, () => value(n.left, targets.left ?? 'text'));
+          b.append(` ${SQL_OPERATORS[n.op]} `);
+          text(isText, () => value(n.right, targets.right ?? 'text'));
+          b.append(')');
+        },
+        is_null: (n) => {
+          b.append('(');
+          if (n.operand.kind === 'claim') claim(n.operand.name, 'presence');
+          else walk(n.operand);
+          b.append(n.negated ? ' IS NOT NULL)' : ' IS NULL)');
+        },
+        in: (n) => {
+          const firstTyped = n.values.find((v) => v.type !== 'null');
+          const target = claimTargetFor(firstTyped === undefined ? 'null' : typeOf(firstTyped, scope));
+          const isText =
+            typeOf(n.operand, scope) === 'text' ||
+            (n.operand.kind === 'claim' && target === 'text') ||
+            firstTyped?.type === 'string';
+          b.append('(');
+          text(isText, () => value(n.operand, target));
+          b.append(n.negated ? ' NOT IN (' : ' IN (');
+          list(n.values, ', ', (v) => text(isText && v.kind === 'literal' && v.type !== 'null', () => walk(v)));
+          b.append('))');
+        },
+        exists: (n) => {
+          b.append('EXISTS (SELECT 1');
+          fromWhere(n.from.name, n.where);
+          b.append(')');
+        },
+        in_select: (n) => {
+          const selected = typeOf(n.column, enterScope(scope, n.from.name, options));
+          const target = claimTargetFor(selected);
+          const isText = selected === 'text' || typeOf(n.operand, scope) === 'text' || (n.operand.kind === 'claim' && target === 'text');
+          b.append('(');
+          text(isText, () => value(n.operand, target));
+          b.append(n.negated ? ' NOT IN (SELECT ' : ' IN (SELECT ');
+          text(isText, () => compile(n.column, enterScope(scope, n.from.name, options), nesting + 1));
+          fromWhere(n.from.name, n.where);
+          b.append('))');
+        },
+        column,
+        qualified_column: column,
+        auth,
+        claim: (n) => claim(n.name, 'boolean'),
+        literal: (n) => {
+          if (n.type === 'null') b.append('NULL');
+          else b.appendValue(n.value, literalCasts[n.type]);
+        },
+      });
+
+    condition(root);
+  };
+
+  compile(expr, outerScope(options.columns, options), 0);
   return b.build();
 }

@@ -74,6 +74,10 @@ function columnNodes(expr: Expr): readonly ColumnNode[] {
         n.values.forEach(walk);
       },
       column: (n) => void found.push(n),
+      // Subqueries read other tables: compiler/analyze.ts checks them against the whole schema.
+      qualified_column: () => {},
+      exists: () => {},
+      in_select: (n) => walk(n.operand),
       auth: () => {},
       claim: () => {},
       literal: () => {},

@@ -18,7 +18,7 @@ import {
 
 const ROWS = edgeRows(60);
 const NUM_RUNS = Number(process.env['FC_NUM_RUNS'] ?? 300);
-const outcomeOf = (v: boolean | null): number => (v === null ? UNKNOWN : v ? TRUE : FALSE);
+const outcomeOf = (v: boolean | null | undefined): number => (v === null ? UNKNOWN : v ? TRUE : FALSE);
 
 describe('decisions from auth_user alone', () => {
   it('the outcomes predicted for a user include the result on every row', () => {

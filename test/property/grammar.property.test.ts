@@ -1,10 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { visit, type Expr } from '../../grammar/ast.js';
+import { children, type Expr } from '../../grammar/ast.js';
 import { MAX_EXPRESSION_LENGTH, parsePolicy, positionAt } from '../../grammar/parse-policy.js';
 import { PolicySyntaxError } from '../../grammar/policy-syntax-error.js';
 import { printPolicy } from '../../grammar/print-policy.js';
 import { policyArbitrary, stripPositions } from '../support/policy-arbitraries.js';
+import { relationExprArbitrary } from '../support/relation-arbitraries.js';
 
 /** Pieces of policy text, valid and invalid, from which token soups are built. */
 const fragments = [
@@ -28,6 +29,15 @@ const fragments = [
   'username',
   'is_authenticated',
   'auth_user.claims.',
+  'exists',
+  'EXISTS',
+  'select',
+  'Select',
+  'from',
+  'where',
+  'WHERE',
+  't.c',
+  '"t"."c"',
   '(',
   ')',
   ',',
@@ -71,20 +81,7 @@ const fits = (text: string): boolean => [...text].length <= MAX_EXPRESSION_LENGT
 
 /** Every node of the tree, root first. */
 function allNodes(e: Expr): Expr[] {
-  const below = visit<readonly Expr[]>(e, {
-    anyone: () => [],
-    or: (n) => n.operands,
-    and: (n) => n.operands,
-    not: (n) => [n.operand],
-    compare: (n) => [n.left, n.right],
-    is_null: (n) => [n.operand],
-    in: (n) => [n.operand, ...n.values],
-    column: () => [],
-    auth: () => [],
-    claim: () => [],
-    literal: () => [],
-  });
-  return [e, ...below.flatMap(allNodes)];
+  return [e, ...children(e).flatMap(allNodes)];
 }
 
 /** parsePolicy either returns or throws a PolicySyntaxError whose position is inside the text. */
@@ -107,6 +104,21 @@ describe('grammar properties', () => {
         const text = printPolicy(e);
         fc.pre(fits(text));
         expect(stripPositions(parsePolicy(text))).toEqual(stripPositions(e));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('parses the printed text of any AST with subqueries and qualified columns back to the same AST', () => {
+    fc.assert(
+      fc.property(relationExprArbitrary(), (e) => {
+        const text = printPolicy(e);
+        fc.pre(fits(text));
+        expect(stripPositions(parsePolicy(text))).toEqual(stripPositions(e));
+        expect(printPolicy(parsePolicy(text))).toBe(text);
+        for (const node of allNodes(parsePolicy(text))) {
+          expect(positionAt(text, node.pos.offset)).toEqual(node.pos);
+        }
       }),
       { numRuns: 1000 },
     );

@@ -51,8 +51,8 @@ const messages: readonly (readonly [string, string])[] = [
   ['a is not', "expected 'null' at 1:9, found end of input"],
   ['a not b', "expected 'in' at 1:7, found 'b'"],
   ['a in 1', "expected '(' at 1:6, found '1'"],
-  ['a in ()', "expected a literal at 1:7, found ')'"],
-  ['a in (b)', "expected a literal at 1:7, found 'b'"],
+  ['a in ()', "expected a literal or 'select' at 1:7, found ')'"],
+  ['a in (b)', "expected a literal or 'select' at 1:7, found 'b'"],
   ['a in (1,)', "expected a literal at 1:9, found ')'"],
   ['a in (1 2)', "expected ')' at 1:9, found '2'"],
   // auth_user
