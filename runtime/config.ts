@@ -24,6 +24,11 @@ export interface Config {
   readonly auth: {
     /** Exactly when a secret is configured. */
     readonly enabled: boolean;
+    /**
+     * `auth.enabled=false` was given: serve without auth even where setup ran (SPEC §1 "Fail
+     * closed"); without it, a server with no secret refuses a database that has `auth_users`.
+     */
+    readonly disabledExplicitly?: boolean;
     readonly secret: string | null;
     readonly tokenTtlSeconds: number;
   };

@@ -1,10 +1,13 @@
 // How a server process authenticates and authorizes, from its config: auth disabled → anonymous
-// and public (the auth tables' write rules still apply); enabled → tokens, /auth/* routes, the
-// policy cache and the portable enforcement path, or with -db.rls on PostgreSQL the native one.
+// and public (the auth tables' write rules still apply; a database where setup ran is refused
+// unless auth was switched off explicitly); enabled → tokens, /auth/* routes, the policy cache
+// and the portable enforcement path, or with -db.rls on PostgreSQL the native one.
 
 import type { RequestHandler } from 'express';
 import type { PolicySet } from '../compiler/policy-set.js';
 import { ANONYMOUS } from '../compiler/types.js';
+import { RestError } from '../errors/rest-error.js';
+import { AUTH_USERS_TABLE } from './auth/auth-ddl.js';
 import { createPasswordHasher } from './auth/passwords.js';
 import { createLoginRateLimiter } from './auth/rate-limiter.js';
 import { setupAuth } from './auth/setup.js';
@@ -41,12 +44,31 @@ export interface AuthWiring {
   close(): Promise<void>;
 }
 
+/**
+ * No secret (SPEC §1 "Fail closed"): a database where setup ran is served only when auth was
+ * switched off explicitly, and then with a warning.
+ */
+async function checkAuthOff(config: Config, schema: SchemaCache, logger: Logger): Promise<void> {
+  if (config.auth.disabledExplicitly === true) {
+    logger.warn({ auth: 'off' }, 'auth is switched off (auth.enabled=false): every endpoint is public');
+    return;
+  }
+  if ((await schema.get()).tables.has(AUTH_USERS_TABLE)) {
+    throw new RestError(
+      'usage',
+      'auth_not_configured',
+      `the database has ${AUTH_USERS_TABLE} (auth setup was run) but no auth.secret is configured: set one (-auth.secret or REST_AUTH_SECRET), or switch auth off explicitly with -auth.enabled=false`,
+    );
+  }
+}
+
 export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   const { config, adapter, schema, logger } = deps;
   const hasher = createPasswordHasher();
   // Policy writes are rare: validate them against a fresh look at the schema.
   const currentSchema = () => schema.refresh();
   if (!config.auth.enabled || config.auth.secret === null) {
+    await checkAuthOff(config, schema, logger);
     return {
       authenticate: () => ANONYMOUS,
       authorizer: withAuthTableGuards(publicAuthorizer, { schema: currentSchema, hasher }),

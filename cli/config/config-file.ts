@@ -9,7 +9,7 @@ export interface FileConfig {
   readonly addr?: string;
   readonly db?: { readonly url?: string; readonly rls?: string | boolean };
   readonly auth?: {
-    readonly enabled?: boolean;
+    readonly enabled?: string | boolean;
     readonly secret?: string;
     readonly token_ttl?: string | number;
   };
@@ -24,7 +24,7 @@ interface Shape {
 const SHAPE: Shape = {
   addr: 'string',
   db: { url: 'string', rls: 'string|boolean' },
-  auth: { enabled: 'boolean', secret: 'string', token_ttl: 'string|number' },
+  auth: { enabled: 'string|boolean', secret: 'string', token_ttl: 'string|number' },
   cors: { enabled: 'boolean', origins: 'string[]' },
 };
 
@@ -54,13 +54,18 @@ function check(value: unknown, shape: Shape, where: string, file: string): void 
   }
 }
 
-/** Drops null values so that an empty key means "not set". */
-function withoutNulls(value: unknown): unknown {
+/** Settings where a key without a value is an empty value, refused later (SPEC §1 "Fail closed"). */
+const EMPTY_WHEN_NULL: ReadonlySet<string> = new Set(['auth.secret']);
+
+/** Drops null values so that an empty key means "not set", except the settings above. */
+function withoutNulls(value: unknown, where = ''): unknown {
   if (!isPlainObject(value)) return value;
   return Object.fromEntries(
-    Object.entries(value)
-      .filter(([, v]) => v !== null && v !== undefined)
-      .map(([k, v]) => [k, withoutNulls(v)]),
+    Object.entries(value).flatMap(([k, v]): Array<[string, unknown]> => {
+      const path = where === '' ? k : `${where}.${k}`;
+      if (v !== null && v !== undefined) return [[k, withoutNulls(v, path)]];
+      return EMPTY_WHEN_NULL.has(path) ? [[k, '']] : [];
+    }),
   );
 }
 

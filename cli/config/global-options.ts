@@ -17,6 +17,11 @@ export const GLOBAL_OPTIONS = {
     describe:
       'JWT HS256 secret, at least 32 bytes; auth is enabled exactly when one is set [env REST_AUTH_SECRET]',
   },
+  'auth.enabled': {
+    type: 'string',
+    describe:
+      'false switches auth off explicitly, needed to serve without a secret once auth setup has run [env REST_AUTH_ENABLED] (default: on exactly when a secret is set)',
+  },
   'auth.token_ttl': {
     type: 'string',
     describe: 'lifetime of issued tokens, e.g. 24h, 90m, 3600s [env REST_AUTH_TOKEN_TTL] (default 24h)',
@@ -38,6 +43,7 @@ export interface GlobalArgs {
   readonly 'db.url'?: string | undefined;
   readonly addr?: string | undefined;
   readonly 'auth.secret'?: string | undefined;
+  readonly 'auth.enabled'?: string | undefined;
   readonly 'auth.token_ttl'?: string | undefined;
   readonly 'db.rls'?: string | undefined;
   readonly config?: string | undefined;

@@ -26,6 +26,7 @@ export const ENV = {
   dbUrl: 'REST_DB_URL',
   addr: 'REST_ADDR',
   secret: 'REST_AUTH_SECRET',
+  authEnabled: 'REST_AUTH_ENABLED',
   tokenTtl: 'REST_AUTH_TOKEN_TTL',
   rls: 'REST_DB_RLS',
   config: 'REST_CONFIG',
@@ -36,9 +37,47 @@ function pick<T>(...values: ReadonlyArray<T | undefined>): T | undefined {
   return values.find((v) => v !== undefined && v !== '');
 }
 
-function authSettings(flags: GlobalArgs, env: Env, file: FileConfig): Config['auth'] {
-  const secret = pick(flags['auth.secret'], env[ENV.secret], file.auth?.secret);
-  const enabled = file.auth?.enabled;
+/**
+ * The secret from the first source that gives one. Unlike other settings, a secret given but empty
+ * or only whitespace is an error, not "unset": it would turn auth off (SPEC §1 "Fail closed").
+ */
+function secretSetting(
+  flags: GlobalArgs,
+  env: Env,
+  file: FileConfig,
+  configPath: string,
+): string | undefined {
+  const sources: ReadonlyArray<readonly [string | undefined, string]> = [
+    [flags['auth.secret'], '-auth.secret'],
+    [env[ENV.secret], ENV.secret],
+    [file.auth?.secret, `auth.secret in ${configPath}`],
+  ];
+  const given = sources.find(([value]) => value !== undefined);
+  if (given === undefined) return undefined;
+  const [secret, from] = given;
+  if (secret === undefined || secret.trim() === '') {
+    throw new RestError(
+      'usage',
+      'empty_secret',
+      `${from} is empty; refusing to start (give a secret of at least ${MIN_SECRET_BYTES} bytes, or leave the setting out)`,
+    );
+  }
+  if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
+    throw new RestError(
+      'usage',
+      'weak_secret',
+      `auth.secret must be at least ${MIN_SECRET_BYTES} bytes long; refusing to start`,
+    );
+  }
+  return secret;
+}
+
+function authSettings(flags: GlobalArgs, env: Env, file: FileConfig, configPath: string): Config['auth'] {
+  const secret = secretSetting(flags, env, file, configPath);
+  // A bare `-auth.enabled` arrives as "" and is refused by parseSwitch rather than ignored.
+  const enabledSetting =
+    flags['auth.enabled'] ?? pick<string | boolean>(env[ENV.authEnabled], file.auth?.enabled);
+  const enabled = enabledSetting === undefined ? undefined : parseSwitch(enabledSetting, 'auth.enabled');
   if (enabled === true && secret === undefined) {
     throw configError(
       'auth.enabled is true but no auth.secret is configured (-auth.secret or REST_AUTH_SECRET)',
@@ -49,16 +88,10 @@ function authSettings(flags: GlobalArgs, env: Env, file: FileConfig): Config['au
       'auth.enabled is false but auth.secret is set: auth is on exactly when a secret is configured; remove one of them',
     );
   }
-  if (secret !== undefined && Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
-    throw new RestError(
-      'usage',
-      'weak_secret',
-      `auth.secret must be at least ${MIN_SECRET_BYTES} bytes long; refusing to start`,
-    );
-  }
   const ttl = pick<string | number>(flags['auth.token_ttl'], env[ENV.tokenTtl], file.auth?.token_ttl);
   return {
     enabled: secret !== undefined,
+    disabledExplicitly: enabled === false,
     secret: secret ?? null,
     tokenTtlSeconds: ttl === undefined ? DEFAULT_TOKEN_TTL_SECONDS : parseDuration(ttl, 'auth.token_ttl'),
   };
@@ -81,7 +114,7 @@ export function loadConfig(sources: ConfigSources): Config {
   return {
     addr: parseListenAddress(pick(flags.addr, env[ENV.addr], file.addr) ?? DEFAULT_ADDR),
     db: { url, rls },
-    auth: authSettings(flags, env, file),
+    auth: authSettings(flags, env, file, configPath ?? ''),
     cors: { enabled: file.cors?.enabled ?? false, origins: file.cors?.origins ?? [] },
   };
 }

@@ -104,7 +104,7 @@ describe('loadConfig', () => {
     expect(load({})).toEqual({
       addr: { host: undefined, port: 3000 },
       db: { url: 'sqlite://./rest.db', rls: false },
-      auth: { enabled: false, secret: null, tokenTtlSeconds: 86400 },
+      auth: { enabled: false, disabledExplicitly: false, secret: null, tokenTtlSeconds: 86400 },
       cors: { enabled: false, origins: [] },
     });
   });
@@ -131,7 +131,7 @@ describe('loadConfig', () => {
     expect(fileOnly).toEqual({
       addr: { host: '127.0.0.1', port: 1111 },
       db: { url: 'sqlite://file.db', rls: false },
-      auth: { enabled: true, secret: 'f'.repeat(40), tokenTtlSeconds: 60 },
+      auth: { enabled: true, disabledExplicitly: false, secret: 'f'.repeat(40), tokenTtlSeconds: 60 },
       cors: { enabled: true, origins: ['https://a.example'] },
     });
     const env = {
@@ -169,8 +169,64 @@ describe('loadConfig', () => {
     expect(load({ flags: { config: 'b.yml' }, env: { REST_CONFIG: 'a.yml' }, readFile }).addr.port).toBe(2);
   });
 
-  it('treats an empty environment variable as unset', () => {
-    expect(load({ env: { REST_AUTH_SECRET: '', REST_ADDR: '' } }).auth.enabled).toBe(false);
+  it('treats an empty environment variable as unset, except the secret', () => {
+    expect(load({ env: { REST_ADDR: '', REST_DB_URL: '', REST_AUTH_ENABLED: '' } }).addr.port).toBe(3000);
+  });
+
+  it.each([
+    ['an empty flag', { flags: { 'auth.secret': '' } }, /^-auth\.secret is empty; refusing to start/],
+    ['a blank flag', { flags: { 'auth.secret': ' \t ' } }, /^-auth\.secret is empty/],
+    ['an empty variable', { env: { REST_AUTH_SECRET: '' } }, /^REST_AUTH_SECRET is empty/],
+    [
+      'an empty variable over a file secret',
+      { env: { REST_AUTH_SECRET: '', REST_CONFIG: 'c.yml' } },
+      /^REST_AUTH_SECRET is empty/,
+    ],
+    ['an empty string in the file', { flags: { config: 'e.yml' } }, /^auth\.secret in e\.yml is empty/],
+    ['a key without a value in the file', { flags: { config: 'n.yml' } }, /^auth\.secret in n\.yml is empty/],
+  ])('refuses a secret given as %s, naming the setting', (_name, sources, message) => {
+    const readFile = files({
+      'c.yml': `auth: {secret: "${SECRET}"}`,
+      'e.yml': 'auth: {secret: "  "}',
+      'n.yml': 'auth:\n  secret:\n',
+    });
+    const e = errorOf(() => load({ ...sources, readFile }));
+    expect([e.category, e.code]).toEqual(['usage', 'empty_secret']);
+    expect(e.message).toMatch(message);
+  });
+
+  it('switches auth off explicitly from a flag, the environment or the file', () => {
+    const readFile = files({ 'off.yml': 'auth: {enabled: false}', 'on.yml': 'auth: {enabled: true}' });
+    const off = { enabled: false, disabledExplicitly: true, secret: null, tokenTtlSeconds: 86400 };
+    expect(load({ flags: { 'auth.enabled': 'false' } }).auth).toEqual(off);
+    expect(load({ env: { REST_AUTH_ENABLED: 'off' } }).auth).toEqual(off);
+    expect(load({ flags: { config: 'off.yml' }, readFile }).auth).toEqual(off);
+    expect(load({ flags: { config: 'on.yml', 'auth.enabled': 'false' }, readFile }).auth).toEqual(off);
+    const secret = { flags: { 'auth.enabled': 'true', 'auth.secret': SECRET } };
+    expect(load(secret).auth).toMatchObject({ enabled: true, disabledExplicitly: false });
+  });
+
+  it.each([
+    [
+      'true without a secret',
+      { flags: { 'auth.enabled': 'true' } },
+      /auth.enabled is true but no auth.secret/,
+    ],
+    [
+      'false with a secret',
+      { env: { REST_AUTH_ENABLED: 'false', REST_AUTH_SECRET: SECRET } },
+      /auth.enabled is false but auth.secret is set/,
+    ],
+    ['a bare flag', { flags: { 'auth.enabled': '' } }, /auth.enabled must be on or off \(got ""\)/],
+    [
+      'a bad value',
+      { env: { REST_AUTH_ENABLED: 'maybe' } },
+      /auth.enabled must be on or off \(got "maybe"\)/,
+    ],
+  ])('refuses auth.enabled %s', (_name, sources, message) => {
+    const e = errorOf(() => load(sources));
+    expect(e.category).toBe('usage');
+    expect(e.message).toMatch(message);
   });
 
   it('refuses a secret under 32 bytes, counting bytes not characters, without echoing it', () => {
