@@ -59,7 +59,7 @@ export function createPgChangeListener(options: PgChangeListenerOptions): Change
       if (!closed) {
         options.logger?.warn(
           { channel: options.channel, err: error?.message },
-          'policy change listener disconnected',
+          'change listener disconnected',
         );
         scheduleReconnect();
       }

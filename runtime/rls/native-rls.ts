@@ -1,7 +1,9 @@
 // The native RLS path of one server process, assembled: request role checked and prepared,
 // policies reconciled at start, again whenever the policy cache sees new rows (API, CLI, psql —
-// heard through LISTEN/NOTIFY) and whenever a request finds its table's policies out of date (a
-// new table or changed columns); the Authorizer and RequestRunner the HTTP layer plugs in.
+// heard through LISTEN/NOTIFY), whenever a request finds its table's policies out of date (a
+// new table or changed columns), and whenever the tamper watch finds generated policies dropped,
+// altered or disabled by hand — requests to such a table are refused (503) until they are
+// restored; the Authorizer and RequestRunner the HTTP layer plugs in.
 
 import type { PolicySet } from '../../compiler/policy-set.js';
 import { RestError } from '../../errors/rest-error.js';
@@ -14,6 +16,7 @@ import { createNativeAuthorizer } from '../enforce/native-authorizer.js';
 import { createNativeRunner } from './native-runner.js';
 import { prepareRequestRole } from './privileges.js';
 import { reconcileRls, tableRls, type RlsState } from './reconcile.js';
+import { readRlsIntegrity, startTamperWatch } from './tamper-watch.js';
 
 export interface NativeRlsLogger {
   info(fields: Readonly<Record<string, unknown>>, message: string): void;
@@ -34,7 +37,7 @@ export interface NativeRls {
   readonly runner: RequestRunner;
   /** Reconciles now (after any running reconcile) and resolves with what is in force. */
   reconcile(): Promise<RlsState>;
-  /** Stops listening to policy changes. */
+  /** Stops listening to policy changes and watching for tampering. */
   close(): void;
 }
 
@@ -62,11 +65,23 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   const role = await prepareRequestRole(adapter);
 
   let state: RlsState;
+  /** The stamp of each table's generated policies as last seen, for the per-request check. */
+  let stamps = new Map<string, string>();
+  /** Reconcile runs started so far. */
+  let started = 0;
+  /**
+   * Tables whose generated RLS was found changed by hand, with what was found and how many runs had
+   * started then: a run that started later saw the change, so it restored the table if it applied it.
+   */
+  const tampered = new Map<string, { readonly found: string; readonly since: number }>();
   let running: Promise<RlsState> | undefined;
   let queued: Promise<RlsState> | undefined;
   const once = async (): Promise<RlsState> => {
+    started += 1;
+    const run = started;
     const next = await reconcileRls(adapter, role, { schema: await adapter.introspect() });
     state = next;
+    stamps = new Map(next.stamps);
     if (next.changed.length > 0 || next.dropped.length > 0) {
       logger.info(
         { role, changed: next.changed, dropped: next.dropped },
@@ -75,6 +90,12 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     }
     for (const [table, reason] of next.refused)
       logger.warn({ table, reason }, 'row-level security cannot be enforced on a table');
+    for (const [table, mark] of tampered) {
+      if (mark.since < run && next.applied.has(table)) {
+        tampered.delete(table);
+        logger.info({ table }, 'row-level security restored; requests to the table are served again');
+      }
+    }
     return next;
   };
   /** Single flight; a call during a run gets one more run that starts after it (and sees its change). */
@@ -110,6 +131,8 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   // request waits for it rather than trusting the last state — even one whose hash matches.
   const ensure = async (table: TableInfo, policies: PolicySet): Promise<void> => {
     if (queued !== undefined || running !== undefined) await idle();
+    const mark = tampered.get(table.name);
+    if (mark !== undefined) throw notEnforced(table.name, mark.found);
     const expected = tableRls(table, policies, role).hash;
     if (state.applied.get(table.name) === expected) return;
     const key = `${table.name}\u0000${expected}`;
@@ -135,11 +158,42 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     });
   });
 
+  /** Compares the database with what reconcile left; a table changed by hand is refused, then restored. */
+  const check = async (): Promise<void> => {
+    const report = await readRlsIntegrity(adapter, state.applied.keys());
+    for (const [table, stamp] of report.stamps) stamps.set(table, stamp);
+    if (report.tampered.size === 0) return;
+    for (const [table, found] of report.tampered) {
+      if (!tampered.has(table)) {
+        logger.warn(
+          { table, found },
+          `the generated row-level security of ${table} was changed by hand (${found.join('; ')}); refusing requests to it until it is restored`,
+        );
+      }
+      tampered.set(table, { found: found.join('; '), since: started });
+    }
+    await reconcile();
+  };
+  const watch = await startTamperWatch({
+    adapter,
+    url: connections.pool.options.connectionString,
+    logger,
+    check,
+  });
+
   return {
     role,
     authorizer: createNativeAuthorizer({ policies: deps.policies, rls: { ensure } }),
-    runner: createNativeRunner({ ...connections, role }),
+    runner: createNativeRunner({
+      ...connections,
+      role,
+      stampOf: (table) => stamps.get(table),
+      onNotInForce: () => watch.poke(),
+    }),
     reconcile,
-    close: unsubscribe,
+    close: () => {
+      unsubscribe();
+      watch.close();
+    },
   };
 }

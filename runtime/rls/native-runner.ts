@@ -1,10 +1,11 @@
 // The native-RLS request runner: each request is one transaction on a pipelined pg client that
-// switches to the request role, sets every rest.* setting and checks that RLS is in force for the
-// table (one statement), runs the statement and commits — BEGIN, settings, statement and COMMIT
+// switches to the request role, sets every rest.* setting and checks that RLS is in force on the
+// table as generated (one statement), runs the statement and commits — BEGIN, settings, statement and COMMIT
 // written in one TCP segment, so a read costs one round trip. Every path leaves the client idle (no open
 // transaction, role reset) before it returns to the pool, or destroys it.
 
 import pg from 'pg';
+import { rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
 import { SESSION_SETTINGS, sessionSettingValues } from '../../compiler/rls/session-settings.js';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
 import { postgresLiteral, type RenderedSql } from '../../compiler/sql/fragment.js';
@@ -16,6 +17,7 @@ import { mapPgError } from '../db/pg-adapter.js';
 import type { PreparedStatements } from '../db/pg-prepared.js';
 import { checkFailed, policyDenied } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
+import { intactSql } from './reconcile.js';
 
 export interface NativeRunnerOptions {
   /** A pool of `pipeline: true` clients (pg ≥ 8.23), with the adapter's type parsers. */
@@ -24,21 +26,56 @@ export interface NativeRunnerOptions {
   readonly prepared: PreparedStatements;
   /** The NOLOGIN role requests run as (runtime/rls/request-role.ts). */
   readonly role: string;
+  /** The stamp of a table's generated policies as last seen (runtime/rls/reconcile.ts policyStamp). */
+  readonly stampOf?: (table: string) => string | undefined;
+  /** Called when a request found RLS not in force on its table (it was refused with 503). */
+  readonly onNotInForce?: (table: string) => void;
 }
 
 // set_config('role', …, true) is SET LOCAL ROLE with the role as a bound value
 // (https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-ADMIN-SET); every
 // value is transaction-local, so COMMIT or ROLLBACK resets them before the client is reused.
 //
-// The same statement then checks that RLS is in force: row_security_active is false for a
-// superuser, a BYPASSRLS role or an owner without FORCE
-// (https://www.postgresql.org/docs/current/functions-info.html), and the division by zero (22012)
-// aborts the transaction before the statement that follows in the pipeline can read or write
-// anything. A target list is evaluated in order, so the check runs after the role switch; it is
-// STABLE with a parameter, so the planner never evaluates it early. Were it ever evaluated before
-// the switch it would see the login role (the owner) and refuse every request, never admit one.
-const TABLE_PARAM = SESSION_SETTINGS.length + 2;
-const SETTINGS = `SELECT set_config('role', $1, true), ${SESSION_SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')}, 1 / row_security_active($${TABLE_PARAM}::regclass)::int AS rls_in_force`;
+// The same statement then checks that RLS is in force as rest generated it. row_security_active is
+// false for a superuser, a BYPASSRLS role or an owner without FORCE
+// (https://www.postgresql.org/docs/current/functions-info.html). The generated policies must be
+// those rest created, none dropped or altered by hand: any change to a policy writes a new row
+// version of pg_policy, so the common case counts the table's policies whose xmin is the stamp last
+// seen (no join, nothing to parse); only when that fails (another process regenerated them, or
+// someone altered one) does the OR evaluate the second count: every generated policy must still
+// carry the stamp of its own xmin in its comment (runtime/rls/reconcile.ts). A failure is a
+// division by zero (22012) that aborts the transaction before the statement that follows in the
+// pipeline can read or write anything. A target list is evaluated in order, so the check runs after
+// the role switch; it is STABLE with a parameter, so the planner never evaluates it early. Were it
+// ever evaluated before the switch it would see the login role (the owner) and refuse every
+// request, never admit one.
+//
+// The statement names the table itself (a subquery that reads nothing) so that it takes the
+// table's ACCESS SHARE lock, as the login role, before the check runs: DDL that changes policies or
+// RLS takes ACCESS EXCLUSIVE, so it either committed before the check (which then sees it) or waits
+// until this transaction ends — it can never land between the check and the request's statement.
+const STAMP_PARAM = SESSION_SETTINGS.length + 2;
+const GENERATED = rlsPolicyNames('').length;
+const settingsSql = new Map<string, string>();
+
+/** The settings statement for `table` (memoised): role, rest.* settings, the table lock and the check. */
+function settingsFor(table: string): string {
+  let text = settingsSql.get(table);
+  if (text !== undefined) return text;
+  const relation = `${postgresLiteral(postgresDialect.quoteIdent(table))}::regclass`;
+  const names = rlsPolicyNames(table)
+    .map((n) => postgresLiteral(n))
+    .join(', ');
+  const intact = `((SELECT count(*) FROM pg_catalog.pg_policy p WHERE p.polrelid = ${relation} AND p.xmin = $${STAMP_PARAM}::xid) = ${GENERATED}
+  OR (SELECT count(*) FROM pg_catalog.pg_policy p
+      JOIN pg_catalog.pg_description d ON d.classoid = 'pg_catalog.pg_policy'::regclass AND d.objoid = p.oid AND d.objsubid = 0
+      WHERE p.polrelid = ${relation} AND p.polname IN (${names}) AND ${intactSql('d.description', 'p.xmin')}) = ${GENERATED})`;
+  text = `SELECT set_config('role', $1, true), ${SESSION_SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')},
+  (SELECT true FROM ONLY ${postgresDialect.quoteIdent(table)} LIMIT 0) AS table_locked,
+  1 / (row_security_active(${relation}) AND ${intact})::int AS rls_in_force`;
+  settingsSql.set(table, text);
+  return text;
+}
 const DIVISION_BY_ZERO = '22012';
 
 const toResult = (r: pg.QueryResult): QueryResult => ({
@@ -53,7 +90,7 @@ const rlsNotInForce = (table: string, cause: unknown): RestError =>
   new RestError(
     'unavailable',
     'rls_not_enforced',
-    `row-level security is not in force on ${table} for the request role; the request was refused`,
+    `row-level security is not in force on ${table} as rest generated it; the request was refused`,
     { cause },
   );
 
@@ -90,20 +127,29 @@ function pipeline(
   }
 }
 
-/** The values of the settings statement for this request, in the order of SETTINGS' parameters. */
-const settingValues = (role: string, user: AuthUser, context: RunContext): string[] => [
+/** The values of the settings statement for this request, in the order of its parameters. */
+const settingValues = (
+  role: string,
+  user: AuthUser,
+  context: RunContext,
+  stamp: string | undefined,
+): string[] => [
   role,
   ...sessionSettingValues(user, context.action).map((s) => s.value),
-  postgresDialect.quoteIdent(context.table),
+  // xid 0 is no transaction's id: the stamp check falls through to the comments.
+  stamp ?? '0',
 ];
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 /** A failure of BEGIN or the settings and check: the request never reached its statement. */
-function openingFailure(e: unknown, context: RunContext): unknown {
+function openingFailure(e: unknown, context: RunContext, options: NativeRunnerOptions): unknown {
   const mapped = mapDbError(e);
   if (mapped.category === 'unavailable') return e;
-  if (sqlStateOf(e) === DIVISION_BY_ZERO) return rlsNotInForce(context.table, e);
+  if (sqlStateOf(e) === DIVISION_BY_ZERO) {
+    options.onNotInForce?.(context.table);
+    return rlsNotInForce(context.table, e);
+  }
   return new RestError(
     'internal',
     'rls_setup_failed',
@@ -114,6 +160,7 @@ function openingFailure(e: unknown, context: RunContext): unknown {
 
 export function createNativeRunner(options: NativeRunnerOptions): RequestRunner {
   const { pool, prepared, role } = options;
+  const stampOf = options.stampOf ?? (() => undefined);
 
   return {
     async run<T>(
@@ -150,7 +197,10 @@ export function createNativeRunner(options: NativeRunnerOptions): RequestRunner 
 
       const opening: pg.QueryConfig[] = [
         { text: 'BEGIN' },
-        prepared.queryFor(c, { text: SETTINGS, values: settingValues(role, context.user, context) }),
+        prepared.queryFor(c, {
+          text: settingsFor(context.table),
+          values: settingValues(role, context.user, context, stampOf(context.table)),
+        }),
       ];
       const first = async (sql: RenderedSql): Promise<QueryResult> => {
         const closing: pg.QueryConfig[] = mode === 'single' ? [{ text: 'COMMIT' }] : [];
@@ -160,7 +210,7 @@ export function createNativeRunner(options: NativeRunnerOptions): RequestRunner 
         const index = settled.findIndex((s) => s.status === 'rejected');
         const failed = settled[index];
         if (failed?.status === 'rejected') {
-          if (index < opening.length) throw openingFailure(failed.reason, context);
+          if (index < opening.length) throw openingFailure(failed.reason, context, options);
           throw prepared.schemaChanged(failed.reason, statement) ?? failed.reason;
         }
         const result = settled[opening.length];

@@ -1,9 +1,11 @@
 // Brings the database's generated RLS in line with `auth_policies` and the schema, in one
 // transaction under an advisory lock: grants for the request role, ENABLE ROW LEVEL SECURITY and
 // the compiler's CREATE POLICY statements for every served table, stale generated policies dropped.
-// Generated policies carry a comment with the hash of their DDL; a table whose hash matches is
-// left alone (no DDL, so no schema change ripples to other processes), and policies without the
-// comment — written by hand — are never touched.
+// Generated policies carry a comment with the hash of their DDL and a stamp: the id of the
+// transaction that created them, which is their xmin in pg_policy until anyone alters them. A table
+// whose hash matches and whose policies still bear their stamp is left alone (no DDL, so no schema
+// change ripples to other processes); one altered, dropped or disabled by hand is regenerated; and
+// policies without the comment — written by hand — are never touched.
 
 import { createHash } from 'node:crypto';
 import { compilePolicySet, type PolicySet } from '../../compiler/policy-set.js';
@@ -31,6 +33,8 @@ export interface TableRls {
 export interface RlsState {
   /** Protected tables and the hash of the DDL in force on each. */
   readonly applied: ReadonlyMap<string, string>;
+  /** Protected tables and the stamp their generated policies share (see policyStamp). */
+  readonly stamps: ReadonlyMap<string, string>;
   /** Tables native RLS cannot protect, with the reason; requests to them are refused. */
   readonly refused: ReadonlyMap<string, string>;
   /** Tables whose policies this run (re)created, and `table.policy` names of stale ones it dropped. */
@@ -68,19 +72,56 @@ export function tableRls(table: TableInfo, policies: PolicySet, role: string): T
   return rls;
 }
 
-const commentOf = (hash: string): string =>
-  `${GENERATED_MARKER} ${hash}: compiled from auth_policies by rest and regenerated when they or the table change; edits are overwritten`;
+// The stamp closes the comment, so a process of an earlier version, which reads the hash up to the
+// first colon, still reads the hash. STAMP and intactSql read what commentOf writes.
+const commentOf = (hash: string, xmin: string): string =>
+  `${GENERATED_MARKER} ${hash}: compiled from auth_policies by rest and regenerated when they or the table change; edits are overwritten (created in transaction ${xmin})`;
+const STAMP = /\(created in transaction (\d+)\)$/;
 
-const hashOfComment = (comment: string): string | undefined =>
-  comment.startsWith(`${GENERATED_MARKER} `)
-    ? comment.slice(GENERATED_MARKER.length + 1).split(':')[0]
-    : undefined;
+/** `generatedPolicy(description, xmin).intact` in SQL, over a pg_description and a pg_policy column. */
+export const intactSql = (description: string, xmin: string): string =>
+  `${description} LIKE (${postgresLiteral(`${GENERATED_MARKER} %(created in transaction `)} || ${xmin}::text || ')')`;
+
+/** What a generated policy's comment and its row in pg_policy say about it. */
+export interface GeneratedPolicy {
+  /** The hash of its table's DDL when it was generated. */
+  readonly hash: string;
+  /** Its xmin: the transaction that last wrote its row of pg_policy. */
+  readonly xmin: string;
+  /** False once anyone altered it: its xmin is no longer the transaction its comment names. */
+  readonly intact: boolean;
+}
+
+/** A policy with the generated comment, read with its xmin; undefined for a policy written by hand. */
+export function generatedPolicy(description: unknown, xmin: unknown): GeneratedPolicy | undefined {
+  if (typeof description !== 'string' || !description.startsWith(`${GENERATED_MARKER} `)) return undefined;
+  const hash = description.slice(GENERATED_MARKER.length + 1).split(':')[0] ?? '';
+  const stamp = STAMP.exec(description)?.[1];
+  return { hash, xmin: String(xmin), intact: stamp !== undefined && stamp === String(xmin) };
+}
+
+/**
+ * The xmin the generated policies of a table share when all of them are there and intact: a request
+ * checks that its table has that many policies with that xmin (runtime/rls/native-runner.ts).
+ */
+export function policyStamp(
+  generated: ReadonlyMap<string, GeneratedPolicy>,
+  names: readonly string[],
+): string | undefined {
+  const xmins = new Set<string | undefined>();
+  for (const name of names) {
+    const policy = generated.get(name);
+    xmins.add(policy?.intact === true ? policy.xmin : undefined);
+  }
+  const [only] = xmins;
+  return xmins.size === 1 ? only : undefined;
+}
 
 interface TableState {
   readonly rlsEnabled: boolean;
   readonly granted: boolean;
-  /** Generated policies on the table: name → hash from its comment. */
-  readonly generated: Map<string, string>;
+  /** Generated policies on the table, by name. */
+  readonly generated: Map<string, GeneratedPolicy>;
 }
 
 const TABLES_SQL = `
@@ -91,7 +132,7 @@ FROM pg_class c
 WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')`;
 
 const POLICIES_SQL = `
-SELECT c.relname AS table_name, p.polname AS policy_name, d.description
+SELECT c.relname AS table_name, p.polname AS policy_name, p.xmin::text AS xmin, d.description
 FROM pg_policy p
 JOIN pg_class c ON c.oid = p.polrelid
 LEFT JOIN pg_description d ON d.classoid = 'pg_policy'::regclass AND d.objoid = p.oid AND d.objsubid = 0
@@ -117,14 +158,15 @@ async function currentState(tx: DbSession, role: string): Promise<Map<string, Ta
       {
         rlsEnabled: r['rls_enabled'] === true,
         granted: r['granted'] === true,
-        generated: new Map<string, string>(),
+        generated: new Map<string, GeneratedPolicy>(),
       },
     ]),
   );
   const policies = await tx.query({ text: POLICIES_SQL, values: [] });
   for (const r of policies.rows) {
-    const hash = typeof r['description'] === 'string' ? hashOfComment(r['description']) : undefined;
-    if (hash !== undefined) state.get(String(r['table_name']))?.generated.set(String(r['policy_name']), hash);
+    const generated = generatedPolicy(r['description'], r['xmin']);
+    if (generated !== undefined)
+      state.get(String(r['table_name']))?.generated.set(String(r['policy_name']), generated);
   }
   return state;
 }
@@ -132,7 +174,9 @@ async function currentState(tx: DbSession, role: string): Promise<Map<string, Ta
 const upToDate = (state: TableState, rls: TableRls, names: readonly string[]): boolean =>
   state.rlsEnabled &&
   state.generated.size === names.length &&
-  names.every((n) => state.generated.get(n) === rls.hash);
+  names.every((n) => state.generated.get(n)?.hash === rls.hash && state.generated.get(n)?.intact === true);
+
+const XMINS_SQL = `SELECT p.polname AS policy_name, p.xmin::text AS xmin FROM pg_policy p WHERE p.polrelid = $1::regclass`;
 
 async function run(tx: DbSession, text: string): Promise<void> {
   await tx.query({ text, values: [] });
@@ -196,6 +240,7 @@ export async function reconcileRls(
       refused.set(t, `the request role ${role} owns table ${t}, so RLS would not apply to it`);
 
     const applied = new Map<string, string>();
+    const stamps = new Map<string, string>();
     const changed: string[] = [];
     const dropped: string[] = [];
     const wanted = new Set<string>();
@@ -206,17 +251,27 @@ export async function reconcileRls(
       const names = rlsPolicyNames(table.name);
       names.forEach((n) => wanted.add(`${table.name}\u0000${n}`));
       await grant(tx, role, table, current.granted);
+      let generated: ReadonlyMap<string, GeneratedPolicy> = current.generated;
       if (!upToDate(current, rls, names)) {
         changed.push(table.name);
         for (const statement of rls.statements) await run(tx, statement);
+        // The new rows' xmin is this transaction; COMMENT writes pg_description, not pg_policy.
+        const { rows } = await tx.query({ text: XMINS_SQL, values: [q(table.name)] });
+        const xmins = new Map(rows.map((r) => [String(r['policy_name']), String(r['xmin'])]));
         for (const name of names) {
+          const xmin = xmins.get(name) ?? '';
           await run(
             tx,
-            `COMMENT ON POLICY ${q(name)} ON ${q(table.name)} IS ${postgresLiteral(commentOf(rls.hash))}`,
+            `COMMENT ON POLICY ${q(name)} ON ${q(table.name)} IS ${postgresLiteral(commentOf(rls.hash, xmin))}`,
           );
         }
+        generated = new Map(
+          names.map((n) => [n, { hash: rls.hash, xmin: xmins.get(n) ?? '', intact: xmins.has(n) }]),
+        );
       }
       applied.set(table.name, rls.hash);
+      const stamp = policyStamp(generated, names);
+      if (stamp !== undefined) stamps.set(table.name, stamp);
     }
     for (const [table, s] of state) {
       if (refused.has(table)) continue;
@@ -229,6 +284,6 @@ export async function reconcileRls(
     const sequences = await tx.query({ text: SEQUENCES_SQL, values: [role] });
     for (const r of sequences.rows)
       await run(tx, `GRANT USAGE ON SEQUENCE ${String(r['sequence_name'])} TO ${q(role)}`);
-    return { applied, refused, changed, dropped };
+    return { applied, stamps, refused, changed, dropped };
   });
 }
