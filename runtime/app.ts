@@ -72,6 +72,7 @@ export function createApp(deps: AppDeps): Express {
       schema: deps.schema,
       authenticate: deps.authenticate,
       authEnabled: deps.config.auth.enabled,
+      maxRows: deps.config.http.maxRows,
       authorizer: deps.authorizer,
       runner: deps.runner,
       dialect: deps.adapter.dialect,

@@ -20,6 +20,11 @@ export interface Config {
     readonly url: string;
     /** Native row-level security (PostgreSQL only). */
     readonly rls: boolean;
+    /**
+     * Longest a statement may run before the database cancels it (503 `query_timeout`); 0 = no
+     * limit. Absent (a hand-built config): DEFAULT_STATEMENT_TIMEOUT_MS. SQLite cannot enforce it.
+     */
+    readonly statementTimeoutMs?: number;
   };
   readonly auth: {
     /** Exactly when a secret is configured. */
@@ -33,10 +38,16 @@ export interface Config {
     readonly tokenTtlSeconds: number;
   };
   readonly cors: CorsConfig;
+  readonly http: {
+    /** Most rows in one `POST` array (413 `too_many_rows`). */
+    readonly maxRows: number;
+  };
 }
 
 export const DEFAULT_DB_URL = 'sqlite://./rest.db';
 export const DEFAULT_ADDR = ':3000';
 export const DEFAULT_TOKEN_TTL_SECONDS = 24 * 60 * 60;
+export const DEFAULT_MAX_ROWS = 1000;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
 /** HS256 needs at least 256 bits of key (RFC 7518 §3.2). */
 export const MIN_SECRET_BYTES = 32;

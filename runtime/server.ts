@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RestError } from '../errors/rest-error.js';
 import { createApp, systemClock, type Clock } from './app.js';
-import type { Config, ListenAddress } from './config.js';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, type Config, type ListenAddress } from './config.js';
 import type { DbAdapter } from './db/adapter.js';
 import { createAdapter } from './db/create-adapter.js';
 import type { Logger } from './logger.js';
@@ -61,7 +61,10 @@ function describe(info: AddressInfo): { address: string; url: string } {
 
 export async function startServer(config: Config, options: StartOptions): Promise<ServerHandle> {
   const { logger } = options;
-  const adapter = await createAdapter(config.db.url, { logger });
+  const adapter = await createAdapter(config.db.url, {
+    logger,
+    statementTimeoutMs: config.db.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+  });
   const schema = createSchemaCache(adapter);
   let server: Server;
   let info: AddressInfo;

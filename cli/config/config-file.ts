@@ -7,12 +7,17 @@ import { configError } from './parse-values.js';
 
 export interface FileConfig {
   readonly addr?: string;
-  readonly db?: { readonly url?: string; readonly rls?: string | boolean };
+  readonly db?: {
+    readonly url?: string;
+    readonly rls?: string | boolean;
+    readonly statement_timeout?: string | number;
+  };
   readonly auth?: {
     readonly enabled?: string | boolean;
     readonly secret?: string;
     readonly token_ttl?: string | number;
   };
+  readonly http?: { readonly max_rows?: string | number };
   readonly cors?: { readonly enabled?: boolean; readonly origins?: readonly string[] };
 }
 
@@ -23,8 +28,9 @@ interface Shape {
 
 const SHAPE: Shape = {
   addr: 'string',
-  db: { url: 'string', rls: 'string|boolean' },
+  db: { url: 'string', rls: 'string|boolean', statement_timeout: 'string|number' },
   auth: { enabled: 'string|boolean', secret: 'string', token_ttl: 'string|number' },
+  http: { max_rows: 'string|number' },
   cors: { enabled: 'boolean', origins: 'string[]' },
 };
 

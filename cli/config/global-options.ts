@@ -31,10 +31,19 @@ export const GLOBAL_OPTIONS = {
     describe:
       'on: native row-level security (PostgreSQL); off: compiled WHERE predicates [env REST_DB_RLS] (default on for PostgreSQL)',
   },
+  'db.statement_timeout': {
+    type: 'string',
+    describe:
+      'longest a statement may run before it is cancelled (503 query_timeout), e.g. 10s, 500ms; 0 = no limit; not enforced on SQLite [env REST_DB_STATEMENT_TIMEOUT] (default 10s)',
+  },
+  'http.max_rows': {
+    type: 'string',
+    describe: 'most rows in one POST array (413 too_many_rows) [env REST_HTTP_MAX_ROWS] (default 1000)',
+  },
   config: {
     type: 'string',
     describe:
-      'YAML config file with addr, db: {url, rls}, auth: {enabled, secret, token_ttl}, cors: {enabled, origins} [env REST_CONFIG]',
+      'YAML config file with addr, db: {url, rls, statement_timeout}, auth: {enabled, secret, token_ttl}, http: {max_rows}, cors: {enabled, origins} [env REST_CONFIG]',
   },
 } as const satisfies Readonly<Record<string, Options>>;
 
@@ -46,5 +55,7 @@ export interface GlobalArgs {
   readonly 'auth.enabled'?: string | undefined;
   readonly 'auth.token_ttl'?: string | undefined;
   readonly 'db.rls'?: string | undefined;
+  readonly 'db.statement_timeout'?: string | undefined;
+  readonly 'http.max_rows'?: string | undefined;
   readonly config?: string | undefined;
 }

@@ -3,6 +3,8 @@
 import {
   DEFAULT_ADDR,
   DEFAULT_DB_URL,
+  DEFAULT_MAX_ROWS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
   DEFAULT_TOKEN_TTL_SECONDS,
   MIN_SECRET_BYTES,
   type Config,
@@ -11,7 +13,14 @@ import { RestError } from '../../errors/rest-error.js';
 import { parseDbUrl } from '../../runtime/db/parse-db-url.js';
 import { readConfigFile, type FileConfig } from './config-file.js';
 import type { GlobalArgs } from './global-options.js';
-import { configError, parseDuration, parseListenAddress, parseSwitch } from './parse-values.js';
+import {
+  configError,
+  parseDuration,
+  parseListenAddress,
+  parsePositiveInteger,
+  parseSwitch,
+  parseTimeout,
+} from './parse-values.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -29,6 +38,8 @@ export const ENV = {
   authEnabled: 'REST_AUTH_ENABLED',
   tokenTtl: 'REST_AUTH_TOKEN_TTL',
   rls: 'REST_DB_RLS',
+  statementTimeout: 'REST_DB_STATEMENT_TIMEOUT',
+  maxRows: 'REST_HTTP_MAX_ROWS',
   config: 'REST_CONFIG',
 } as const;
 
@@ -111,10 +122,27 @@ export function loadConfig(sources: ConfigSources): Config {
       `db.rls on needs PostgreSQL; the ${kind} database is always served with compiled predicates (-db.rls off)`,
     );
   }
+  const statementTimeout = pick<string | number>(
+    flags['db.statement_timeout'],
+    env[ENV.statementTimeout],
+    file.db?.statement_timeout,
+  );
+  const maxRows = pick<string | number>(flags['http.max_rows'], env[ENV.maxRows], file.http?.max_rows);
   return {
     addr: parseListenAddress(pick(flags.addr, env[ENV.addr], file.addr) ?? DEFAULT_ADDR),
-    db: { url, rls },
+    db: {
+      url,
+      rls,
+      statementTimeoutMs:
+        statementTimeout === undefined
+          ? DEFAULT_STATEMENT_TIMEOUT_MS
+          : parseTimeout(statementTimeout, 'db.statement_timeout'),
+    },
     auth: authSettings(flags, env, file, configPath ?? ''),
     cors: { enabled: file.cors?.enabled ?? false, origins: file.cors?.origins ?? [] },
+    http: {
+      maxRows:
+        maxRows === undefined ? DEFAULT_MAX_ROWS : parsePositiveInteger(maxRows, 'http.max_rows', 'rows'),
+    },
   };
 }

@@ -25,6 +25,8 @@ export interface RestHandlerDeps extends TableHandlerDeps {
   readonly schema: SchemaLookup;
   readonly authenticate: Authenticate;
   readonly authEnabled: boolean;
+  /** Most rows in one `POST` array (`-http.max_rows`). */
+  readonly maxRows: number;
 }
 
 const MAX_NAME_IN_DETAILS = 128;
@@ -64,7 +66,7 @@ export function restHandler(deps: RestHandlerDeps): RequestHandler {
     const table = await findTable(deps.schema, route.table);
     const writesBody = route.operation === 'create' || route.operation === 'update';
     const body = writesBody ? await readJsonBody(req) : undefined;
-    const request = parseTableRequest({ ...route, query, body });
+    const request = parseTableRequest({ ...route, query, body, maxRows: deps.maxRows });
     const result = await handleTableRequest(deps, request, table, user);
     res.status(result.status).json(result.body);
   };

@@ -16,6 +16,8 @@ export interface TableRequestInput {
   readonly query: URLSearchParams;
   /** The parsed JSON body of a write; undefined for reads and deletes. */
   readonly body: JsonValue | undefined;
+  /** Most rows one `POST` array may hold (`-http.max_rows`). */
+  readonly maxRows: number;
 }
 
 const RESERVED = ['select', 'order', 'page', 'page_size', 'count', 'mine'] as const;
@@ -83,6 +85,15 @@ function invalidBody(message: string): RestError {
   return new RestError('invalid_input', 'invalid_body', message);
 }
 
+function tooManyRows(rows: number, maxRows: number): RestError {
+  return new RestError(
+    'payload_too_large',
+    'too_many_rows',
+    `a POST may create at most ${maxRows} rows at once; this one has ${rows} (-http.max_rows)`,
+    { details: { rows, max_rows: maxRows } },
+  );
+}
+
 export function parseTableRequest(input: TableRequestInput): ParsedRequest {
   const { table, key, operation, body } = input;
   const { reserved, filters } = splitQuery(input.query);
@@ -113,6 +124,7 @@ export function parseTableRequest(input: TableRequestInput): ParsedRequest {
       if (isObject(body)) return { kind: 'create', table, rows: [body], many: false, select };
       if (Array.isArray(body)) {
         const rows = body as readonly JsonValue[];
+        if (rows.length > input.maxRows) throw tooManyRows(rows.length, input.maxRows);
         if (!rows.every(isObject))
           throw invalidBody('every element of the array must be a JSON object (one row)');
         return { kind: 'create', table, rows, many: true, select };

@@ -8,7 +8,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { DialectName } from '../../compiler/types.js';
 import { createApp, systemClock, type AppDeps } from '../../runtime/app.js';
-import type { Config, CorsConfig } from '../../runtime/config.js';
+import { DEFAULT_MAX_ROWS, type Config, type CorsConfig } from '../../runtime/config.js';
 import { createLogger, type Logger } from '../../runtime/logger.js';
 import { startServer, type ServerHandle } from '../../runtime/server.js';
 import type { TestDatabase } from './databases.js';
@@ -34,6 +34,7 @@ export function testConfig(dbUrl: string, cors: CorsConfig = { enabled: false, o
     db: { url: dbUrl, rls: false },
     auth: { enabled: false, secret: null, tokenTtlSeconds: 3600 },
     cors,
+    http: { maxRows: DEFAULT_MAX_ROWS },
   };
 }
 

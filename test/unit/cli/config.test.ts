@@ -103,9 +103,10 @@ describe('loadConfig', () => {
   it('has the defaults of SPEC §1', () => {
     expect(load({})).toEqual({
       addr: { host: undefined, port: 3000 },
-      db: { url: 'sqlite://./rest.db', rls: false },
+      db: { url: 'sqlite://./rest.db', rls: false, statementTimeoutMs: 10_000 },
       auth: { enabled: false, disabledExplicitly: false, secret: null, tokenTtlSeconds: 86400 },
       cors: { enabled: false, origins: [] },
+      http: { maxRows: 1000 },
     });
   });
 
@@ -130,9 +131,10 @@ describe('loadConfig', () => {
     const fileOnly = load({ flags: { config: 'rest.yml' }, readFile });
     expect(fileOnly).toEqual({
       addr: { host: '127.0.0.1', port: 1111 },
-      db: { url: 'sqlite://file.db', rls: false },
+      db: { url: 'sqlite://file.db', rls: false, statementTimeoutMs: 10_000 },
       auth: { enabled: true, disabledExplicitly: false, secret: 'f'.repeat(40), tokenTtlSeconds: 60 },
       cors: { enabled: true, origins: ['https://a.example'] },
+      http: { maxRows: 1000 },
     });
     const env = {
       REST_CONFIG: 'rest.yml',

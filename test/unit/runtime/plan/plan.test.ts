@@ -67,6 +67,7 @@ function read(kind: DialectName, query: string, key?: string): RenderedSql {
     operation: 'read',
     query: new URLSearchParams(query),
     body: undefined,
+    maxRows: 1000,
   });
   if (request.kind !== 'list' && request.kind !== 'get' && request.kind !== 'count')
     throw new Error('not a read');
@@ -164,6 +165,7 @@ describe('planRead pins the SQL of every dialect', () => {
       operation: 'read',
       query: new URLSearchParams('select=a"b`c'),
       body: undefined,
+      maxRows: 1000,
     });
     if (request.kind !== 'list') throw new Error('not a list');
     const pg = renderSql(

@@ -156,13 +156,14 @@ describe('parseTableRequest', () => {
   const input = (
     operation: TableRequestInput['operation'],
     query: string,
-    extra: { key?: string; body?: JsonValue } = {},
+    extra: { key?: string; body?: JsonValue; maxRows?: number } = {},
   ): TableRequestInput => ({
     table: 't',
     key: extra.key,
     operation,
     query: new URLSearchParams(query),
     body: extra.body,
+    maxRows: extra.maxRows ?? 1000,
   });
 
   it('lists with every parameter', () => {
@@ -217,6 +218,30 @@ describe('parseTableRequest', () => {
       many: true,
     });
     expect(parseTableRequest(input('create', '', { body: [] }))).toMatchObject({ rows: [], many: true });
+  });
+
+  it('creates at most maxRows rows from one array: more is 413 too_many_rows', () => {
+    const rows = (n: number): JsonValue => Array.from({ length: n }, () => ({ a: 1 }));
+    expect(parseTableRequest(input('create', '', { body: rows(3), maxRows: 3 }))).toMatchObject({
+      many: true,
+    });
+    expect(parseTableRequest(input('create', '', { body: rows(1000) }))).toMatchObject({ many: true });
+    for (const [n, maxRows] of [
+      [4, 3],
+      [1001, 1000],
+    ] as const) {
+      const e = errorOf(() => parseTableRequest(input('create', '', { body: rows(n), maxRows })));
+      expect([e.status, e.code, e.details]).toEqual([413, 'too_many_rows', { rows: n, max_rows: maxRows }]);
+      expect(e.message).toBe(
+        `a POST may create at most ${maxRows} rows at once; this one has ${n} (-http.max_rows)`,
+      );
+    }
+  });
+
+  it('a single object is one row whatever maxRows is', () => {
+    expect(parseTableRequest(input('create', '', { body: { a: 1 }, maxRows: 1 }))).toMatchObject({
+      many: false,
+    });
   });
 
   it('updates and deletes by key or by filters', () => {
