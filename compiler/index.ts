@@ -13,8 +13,12 @@ export type { CandidateTrace, Resolution, ResolutionLevel } from './resolve.js';
 
 export { analyze, policyProblemError } from './analyze.js';
 export type { Analysis, ColumnTypes, PolicyProblem } from './analyze.js';
+export type { RelationContext, SchemaTypes } from './scope.js';
+export { findCycles, subqueryTablesOf } from './cycles.js';
+export type { CycleReport, PolicyCycle, SubqueryTable } from './cycles.js';
 
 export { evaluate } from './evaluate.js';
+export type { RowVerdict } from './evaluate.js';
 
 export { compileToSql } from './sql/compile-predicate.js';
 export type { AuthMode, CompileOptions } from './sql/compile-predicate.js';
@@ -28,5 +32,5 @@ export type { CompiledPolicy, Decision, ParsedPolicy, PolicyIssue, PolicySet } f
 
 export { compileRls, nativePredicateSql, rlsPolicyName, rlsPolicyNames } from './rls/compile-rls.js';
 export type { RlsCommand, RlsInput } from './rls/compile-rls.js';
-export { SESSION_SETTINGS, sessionSettingValues } from './rls/session-settings.js';
+export { SESSION_SETTINGS, TABLE_SETTING, sessionSettingValues } from './rls/session-settings.js';
 export type { SessionSetting } from './rls/session-settings.js';

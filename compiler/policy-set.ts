@@ -1,11 +1,14 @@
 // The compiled, cached form of `auth_policies` that the runtime consults on every request: rows
 // parsed once, then per (table, action) the resolution, the combined expression, its SQL
 // predicate and its evaluator, built on first use and memoised. Requests never parse or build SQL.
+// A subquery sees its table through that table's own resolved `read` policy (SPEC §4.4): the
+// portable predicate inlines it, the in-process decision narrows by it; both come from this set.
 
-import { ast, type Expr, type Position } from '../grammar/ast.js';
+import { ast, hasSubquery, type Expr, type Position } from '../grammar/ast.js';
 import { parsePolicy } from '../grammar/parse-policy.js';
 import { PolicySyntaxError } from '../grammar/policy-syntax-error.js';
 import { analyze, conjuncts, type ColumnTypes } from './analyze.js';
+import { findCycles, type CycleReport } from './cycles.js';
 import {
   compileCondition,
   evaluateCompiled,
@@ -14,6 +17,7 @@ import {
   type CompiledCondition,
 } from './evaluate.js';
 import { resolvePolicies, type Resolution } from './resolve.js';
+import type { SchemaTypes } from './scope.js';
 import { compileToSql } from './sql/compile-predicate.js';
 import type { Dialect } from './sql/dialect.js';
 import type { SqlFragment } from './sql/fragment.js';
@@ -24,10 +28,15 @@ export type ParsedPolicy =
   | { readonly row: PolicyRow; readonly ok: true; readonly expr: Expr }
   | { readonly row: PolicyRow; readonly ok: false; readonly error: PolicySyntaxError };
 
-/** Why a chosen row counts as `false` for this table (it denies; the others still decide). */
+/**
+ * Why a chosen row counts as `false` for this table (it denies; the others still decide):
+ * `syntax`, `type` (analysis problems, unknown subquery tables and columns included), `relation`
+ * (it has a subquery but the set was asked without the schema of every table), `cycle` (its
+ * subquery closes a cycle through this table; compiler/cycles.ts).
+ */
 export interface PolicyIssue {
   readonly policyId: number;
-  readonly kind: 'syntax' | 'type';
+  readonly kind: 'syntax' | 'type' | 'relation' | 'cycle';
   readonly message: string;
   readonly pos: Position;
 }
@@ -44,27 +53,56 @@ export interface CompiledPolicy {
   readonly resolution: Resolution;
   /** The chosen rows that parse and type-check, OR-ed; `false` when none. */
   readonly expr: Expr;
-  /** Columns the expression names, in order of first appearance. */
+  /** Columns of this table the expression names, in order of first appearance. */
   readonly columns: readonly string[];
+  /** Tables its subqueries read, each with the columns of it named (for explain and indexes). */
+  readonly relations: ReadonlyMap<string, readonly string[]>;
+  /**
+   * The `read` policy of each table a subquery reads, as this set resolves it: what the portable
+   * predicate inlines into that subquery and what the inner table's RLS applies natively.
+   */
+  readonly inlined: ReadonlyMap<string, CompiledPolicy>;
+  /** The schema it was compiled against (undefined: this table's columns only). */
+  readonly schema: SchemaTypes | undefined;
   /** Named columns the table lacks: the policy cannot apply (the runtime answers 403 naming one). */
   readonly missingColumns: readonly string[];
   /** Chosen rows that do not parse or do not type-check on this table. */
   readonly issues: readonly PolicyIssue[];
   /** Columns `c` of top-level AND conjuncts `c = auth_user.id`: filled with the user's id on create. */
   readonly ownerColumns: readonly string[];
-  /** The whole expression as a WHERE predicate; auth_user values are bound when rendered. */
+  /**
+   * The whole expression as a WHERE predicate (the portable path: inner tables' read policies
+   * inlined into subqueries); auth_user values are bound when rendered.
+   */
   readonly predicate: SqlFragment;
-  /** What `user` alone decides, before any SQL. Deny is 401 for anonymous, 403 otherwise. */
+  /**
+   * What `user` alone decides, before any SQL. Deny is 401 for anonymous, 403 otherwise. A
+   * subquery is row-dependent unless auth_user alone empties it (its where clause or the inner
+   * table's read policy can never be TRUE for this user).
+   */
   decide(user: AuthUser): Decision;
-  /** Whether a new or changed row satisfies the policy (TRUE only; missing columns → false). */
-  check(row: Readonly<Record<string, unknown>>, user: AuthUser): boolean;
+  /**
+   * Whether a new or changed row satisfies the policy, in-process (TRUE only; missing columns →
+   * false). `undefined` when rows of another table decide (a subquery): only the database can
+   * judge it, as the runtime does for every check (runtime/enforce/stored-checks.ts). An oracle.
+   */
+  check(row: Readonly<Record<string, unknown>>, user: AuthUser): boolean | undefined;
 }
 
 export interface PolicySet {
   readonly dialect: Dialect;
   /** Every row in the order given, parsed once (for `policy explain`). */
   readonly policies: readonly ParsedPolicy[];
-  policyFor(table: string, action: Action, columns: ColumnTypes): CompiledPolicy;
+  /** Tables some row's subquery reads (their RLS SELECT policy tells a subquery from a request). */
+  readonly subqueryTables: ReadonlySet<string>;
+  /**
+   * The policy deciding `action` on `table`. `schema` (every table's column types; additive) is
+   * needed by policies with subqueries: without it they deny (issue `relation`). The memo stays
+   * valid while this table's columns, and those of every table its subqueries reach, are the same.
+   */
+  policyFor(table: string, action: Action, columns: ColumnTypes, schema?: SchemaTypes): CompiledPolicy;
+  /** The cycles through subqueries among the tables of `schema` (compiler/cycles.ts). */
+  cycles(schema: SchemaTypes): CycleReport;
 }
 
 function parseRow(row: PolicyRow): ParsedPolicy {
@@ -92,43 +130,93 @@ export function ownerColumnsOf(expr: Expr): readonly string[] {
 const ALLOW: Decision = Object.freeze({ kind: 'allow' });
 const DENY: Decision = Object.freeze({ kind: 'deny' });
 
-function compilePolicy(
-  parsed: ReadonlyMap<PolicyRow, ParsedPolicy>,
-  resolution: Resolution,
-  columns: ColumnTypes,
-  dialect: Dialect,
-): CompiledPolicy {
+/** What compilePolicy needs from its set: inner tables' read policies and the cycles. */
+interface PolicyContext {
+  readonly parsed: ReadonlyMap<PolicyRow, ParsedPolicy>;
+  readonly dialect: Dialect;
+  readonly schema: SchemaTypes | undefined;
+  readonly cycles: CycleReport | undefined;
+  /** The read policy of a table a subquery reads; undefined when it is being compiled (a cycle). */
+  readonly readPolicy: (table: string) => CompiledPolicy | undefined;
+}
+
+const NO_COLUMNS: ColumnTypes = new Map();
+const conditions = new WeakMap<CompiledPolicy, CompiledCondition>();
+
+/** What a subquery on a table sees of it: its read policy's expression, `false` when unusable. */
+function visibleRows(policy: CompiledPolicy | undefined): Expr {
+  return policy === undefined || policy.missingColumns.length > 0 ? ast.boolean(false) : policy.expr;
+}
+
+function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: PolicyContext): CompiledPolicy {
   const issues: PolicyIssue[] = [];
   const usable: Expr[] = [];
   const missing = new Set<string>();
+  const table = resolution.table;
+  const relation = ctx.schema === undefined ? { table } : { table, schema: ctx.schema };
   for (const row of resolution.rows) {
-    const p = parsed.get(row);
+    const p = ctx.parsed.get(row);
     if (p === undefined) continue;
     if (!p.ok) {
       const { offset, line, column } = p.error;
       issues.push({ policyId: row.id, kind: 'syntax', message: p.error.message, pos: { offset, line, column } });
       continue;
     }
-    const analysis = analyze(p.expr, columns);
+    const analysis = analyze(p.expr, columns, relation);
     analysis.missingColumns.forEach((c) => missing.add(c));
     const problem = analysis.problems[0];
-    if (problem !== undefined) issues.push({ policyId: row.id, kind: 'type', message: problem.message, pos: problem.pos });
-    else usable.push(p.expr);
+    const firstRead = [...analysis.relations.keys()][0];
+    if (problem !== undefined) {
+      issues.push({ policyId: row.id, kind: 'type', message: problem.message, pos: problem.pos });
+    } else if (firstRead !== undefined && ctx.schema === undefined) {
+      issues.push({
+        policyId: row.id,
+        kind: 'relation',
+        message: `the policy reads table '${firstRead}', and the schema of every table was not given`,
+        pos: p.expr.pos,
+      });
+    } else if (firstRead !== undefined && ctx.cycles?.isBroken(row.id, table) === true) {
+      const cycle = ctx.cycles.cycles.find((c) => c.tables.includes(table));
+      issues.push({
+        policyId: row.id,
+        kind: 'cycle',
+        message: `the policy's subqueries make a cycle${cycle === undefined ? '' : `: ${cycle.path}`}`,
+        pos: p.expr.pos,
+      });
+    } else {
+      usable.push(p.expr);
+    }
   }
   const expr: Expr = usable.length === 0 ? ast.boolean(false) : usable.length === 1 ? (usable[0] as Expr) : ast.or(usable);
-  const analysis = analyze(expr, columns);
+  const analysis = analyze(expr, columns, relation);
   const missingColumns = Object.freeze([...missing]);
-  const condition: CompiledCondition = compileCondition(expr, columns);
-  const predicate = compileToSql(expr, dialect, { columns });
+  const inlined = new Map<string, CompiledPolicy>();
+  for (const inner of analysis.relations.keys()) {
+    const policy = ctx.readPolicy(inner);
+    if (policy !== undefined) inlined.set(inner, policy);
+  }
+  const innerExpr = (t: string): Expr => visibleRows(inlined.get(t) ?? ctx.readPolicy(t));
+  const condition: CompiledCondition = compileCondition(expr, columns, {
+    ...relation,
+    innerCondition: (t) => {
+      const policy = inlined.get(t) ?? ctx.readPolicy(t);
+      return policy === undefined || policy.missingColumns.length > 0 ? undefined : conditions.get(policy);
+    },
+  });
+  const predicate = compileToSql(expr, ctx.dialect, { columns, ...relation, inline: innerExpr });
   const filter: Decision = Object.freeze({ kind: 'filter', predicate });
   const usableAtAll = missingColumns.length === 0;
+  const readsTables = analysis.relations.size > 0;
 
-  return Object.freeze({
-    table: resolution.table,
+  const policy: CompiledPolicy = Object.freeze({
+    table,
     action: resolution.action,
     resolution,
     expr,
     columns: analysis.columns,
+    relations: analysis.relations,
+    inlined,
+    schema: ctx.schema,
     missingColumns,
     issues: Object.freeze(issues),
     ownerColumns: usableAtAll ? ownerColumnsOf(expr) : Object.freeze([]),
@@ -139,35 +227,105 @@ function compilePolicy(
       if (outcomes === TRUE) return ALLOW;
       return (outcomes & TRUE) === 0 ? DENY : filter;
     },
-    check(row: Readonly<Record<string, unknown>>, user: AuthUser): boolean {
-      return usableAtAll && evaluateCompiled(condition, user, row, columns) === true;
+    check(row: Readonly<Record<string, unknown>>, user: AuthUser): boolean | undefined {
+      if (!usableAtAll) return false;
+      const verdict = evaluateCompiled(condition, user, row, columns);
+      return verdict === undefined && readsTables ? undefined : verdict === true;
     },
   });
+  conditions.set(policy, condition);
+  return policy;
 }
 
-function sameColumns(a: ColumnTypes, b: ColumnTypes): boolean {
+function sameColumns(a: ColumnTypes | undefined, b: ColumnTypes | undefined): boolean {
   if (a === b) return true;
-  if (a.size !== b.size) return false;
+  if (a === undefined || b === undefined || a.size !== b.size) return false;
   for (const [name, type] of a) if (b.get(name) !== type) return false;
   return true;
+}
+
+/** Every table a compiled policy's subqueries reach, through the inlined read policies too. */
+function reachedTables(policy: CompiledPolicy, into = new Set<string>()): Set<string> {
+  for (const [table, inner] of policy.inlined) {
+    if (into.has(table)) continue;
+    into.add(table);
+    reachedTables(inner, into);
+  }
+  for (const table of policy.relations.keys()) into.add(table);
+  return into;
+}
+
+interface MemoEntry {
+  readonly columns: ColumnTypes;
+  readonly schema: SchemaTypes | undefined;
+  /** The column types, at compile time, of every table the policy's subqueries reach. */
+  readonly reached: ReadonlyMap<string, ColumnTypes | undefined>;
+  /** The cycles' paths at compile time, when any chosen row has a subquery. */
+  readonly cycles: string | undefined;
+  readonly policy: CompiledPolicy;
 }
 
 /** Parses every row once; `policyFor` compiles on first use per (table, action) and memoises. */
 export function compilePolicySet(rows: readonly PolicyRow[], dialect: Dialect): PolicySet {
   const policies = Object.freeze(rows.map(parseRow));
   const byRow = new Map(policies.map((p) => [p.row, p] as const));
-  const cache = new Map<string, { columns: ColumnTypes; policy: CompiledPolicy }>();
+  const relational = new Set(policies.filter((p) => p.ok && hasSubquery(p.expr)).map((p) => p.row));
+  const subqueryTables = new Set<string>();
+  const cache = new Map<string, MemoEntry>();
+  const cycleCache = new WeakMap<SchemaTypes, CycleReport>();
+  const compiling = new Set<string>();
+  for (const p of policies) {
+    if (p.ok) for (const t of analyze(p.expr).relations.keys()) subqueryTables.add(t);
+  }
 
-  return Object.freeze({
-    dialect,
-    policies,
-    policyFor(table: string, action: Action, columns: ColumnTypes): CompiledPolicy {
-      const key = `${table}\u0000${action}`;
-      const hit = cache.get(key);
-      if (hit !== undefined && sameColumns(hit.columns, columns)) return hit.policy;
-      const policy = compilePolicy(byRow, resolvePolicies(rows, table, action), columns, dialect);
-      cache.set(key, { columns, policy });
-      return policy;
-    },
-  });
+  const cycles = (schema: SchemaTypes): CycleReport => {
+    let report = cycleCache.get(schema);
+    if (report === undefined) {
+      report = findCycles(rows, schema.keys(), (row) => {
+        const p = byRow.get(row);
+        return p?.ok === true ? p.expr : undefined;
+      });
+      cycleCache.set(schema, report);
+    }
+    return report;
+  };
+  const cycleKey = (schema: SchemaTypes | undefined): string =>
+    schema === undefined ? '' : cycles(schema).cycles.map((c) => c.path).join('\n');
+
+  const fresh = (hit: MemoEntry, columns: ColumnTypes, schema: SchemaTypes | undefined): boolean => {
+    if (!sameColumns(hit.columns, columns)) return false;
+    if (hit.schema === schema) return true;
+    if (hit.schema === undefined || schema === undefined) return false;
+    for (const [table, types] of hit.reached) if (!sameColumns(types, schema.get(table))) return false;
+    return hit.cycles === undefined || hit.cycles === cycleKey(schema);
+  };
+
+  const policyFor = (table: string, action: Action, columns: ColumnTypes, schema?: SchemaTypes): CompiledPolicy => {
+    const key = `${table}\u0000${action}`;
+    const hit = cache.get(key);
+    if (hit !== undefined && fresh(hit, columns, schema)) return hit.policy;
+    const resolution = resolvePolicies(rows, table, action);
+    compiling.add(key);
+    let policy: CompiledPolicy;
+    try {
+      policy = compilePolicy(resolution, columns, {
+        parsed: byRow,
+        dialect,
+        schema,
+        cycles: schema === undefined ? undefined : cycles(schema),
+        readPolicy: (inner) =>
+          schema === undefined || compiling.has(`${inner}\u0000read`)
+            ? undefined
+            : policyFor(inner, 'read', schema.get(inner) ?? NO_COLUMNS, schema),
+      });
+    } finally {
+      compiling.delete(key);
+    }
+    const reached = new Map([...reachedTables(policy)].map((t) => [t, schema?.get(t)] as const));
+    const anyRelational = resolution.rows.some((r) => relational.has(r));
+    cache.set(key, { columns, schema, reached, cycles: anyRelational ? cycleKey(schema) : undefined, policy });
+    return policy;
+  };
+
+  return Object.freeze({ dialect, policies, subqueryTables, policyFor, cycles });
 }

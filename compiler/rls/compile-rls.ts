@@ -7,8 +7,10 @@ import { compileToSql } from '../sql/compile-predicate.js';
 import { renderInlinePostgres } from '../sql/fragment.js';
 import { compilePolicySet, type CompiledPolicy, type PolicySet } from '../policy-set.js';
 import type { ColumnTypes } from '../analyze.js';
+import type { SchemaTypes } from '../scope.js';
+import { postgresLiteral } from '../sql/fragment.js';
 import type { Action, PolicyRow } from '../types.js';
-import { actionSettingSql } from './session-settings.js';
+import { actionSettingSql, tableSettingSql } from './session-settings.js';
 
 export type RlsCommand = 'select' | 'insert' | 'update' | 'delete' | 'others';
 
@@ -19,6 +21,8 @@ export interface RlsInput {
   readonly policies: readonly PolicyRow[] | PolicySet;
   /** The roles requests run as (`SET LOCAL ROLE`); the generated policies apply to them only. */
   readonly roles: readonly string[];
+  /** Every table's column types: needed by policies with subqueries (else they deny). */
+  readonly schema?: SchemaTypes;
 }
 
 /** PostgreSQL truncates identifiers to 63 bytes (NAMEDATALEN - 1). */
@@ -57,10 +61,14 @@ export function rlsPolicyName(table: string, command: RlsCommand): string {
 export const rlsPolicyNames = (table: string): readonly string[] =>
   (['select', 'insert', 'update', 'delete', 'others'] as const).map((c) => rlsPolicyName(table, c));
 
-/** The native predicate of a compiled policy: auth_user read from the rest.* settings. */
+/**
+ * The native predicate of a compiled policy: auth_user read from the rest.* settings; subqueries
+ * written as they are, PostgreSQL applying the inner tables' own RLS.
+ */
 export function nativePredicateSql(policy: CompiledPolicy, columns: ColumnTypes): string {
   if (policy.missingColumns.length > 0) return 'false';
-  return renderInlinePostgres(compileToSql(policy.expr, postgresDialect, { columns, auth: 'session' }));
+  const relation = policy.schema === undefined ? { table: policy.table } : { table: policy.table, schema: policy.schema };
+  return renderInlinePostgres(compileToSql(policy.expr, postgresDialect, { columns, auth: 'session', ...relation }));
 }
 
 // The SELECT policy also filters the rows an UPDATE or DELETE reads and the rows INSERT/UPDATE …
@@ -73,12 +81,19 @@ const SELECT_ACTIONS: readonly Action[] = ['read', 'read_mine', 'create', 'updat
 // their predicates, other roles keep their access, and the planner sees each predicate as a plain
 // conjunct it can match to an index — an OR with a per-role term or a CASE over the action would
 // hide `user_id = …` from it and turn an index scan into a filter over the whole table.
+//
+// A subquery of another table's policy reads this table through its SELECT policy, with the
+// request's rest.action; SPEC §4.4 says it sees the rows of this table's read policy. So when some
+// subquery reads this table and the predicates differ per action, the read arm also serves every
+// request on another table (`rest.table` is not this one) and the others only requests on this
+// one. Unset settings still deny: `NULL <> 'x'` is not TRUE. Only with `schema` (a runtime that
+// serves subqueries, and sets rest.table): without it policies with subqueries deny anyway.
 export function compileRls(input: RlsInput): string[] {
   if (input.roles.length === 0) throw new Error('compileRls: at least one role is needed');
   const q = postgresDialect.quoteIdent;
   const set = 'policyFor' in input.policies ? input.policies : compilePolicySet(input.policies, postgresDialect);
   const predicate = (action: Action): string =>
-    nativePredicateSql(set.policyFor(input.table, action, input.columns), input.columns);
+    nativePredicateSql(set.policyFor(input.table, action, input.columns, input.schema), input.columns);
   const table = q(input.table);
   const to = input.roles.map(q).join(', ');
   // Actions that share a predicate share one arm, so the common case (one policy for every
@@ -90,9 +105,18 @@ export function compileRls(input: RlsInput): string[] {
     if (actions === undefined) byPredicate.set(p, [action]);
     else actions.push(action);
   }
+  const readBySubqueries = input.schema !== undefined && set.subqueryTables.has(input.table) && byPredicate.size > 1;
+  const thisTable = postgresLiteral(input.table);
+  const selector = (actions: readonly Action[]): string => {
+    const byAction = `${actionSettingSql} IN (${actions.map((a) => `'${a}'`).join(', ')})`;
+    if (!readBySubqueries) return byAction;
+    return actions.includes('read')
+      ? `(${byAction} OR ${tableSettingSql} <> ${thisTable})`
+      : `${byAction} AND ${tableSettingSql} = ${thisTable}`;
+  };
   const arms = [...byPredicate]
     .filter(([p]) => p !== 'false')
-    .map(([p, actions]) => `(${actionSettingSql} IN (${actions.map((a) => `'${a}'`).join(', ')}) AND ${p})`);
+    .map(([p, actions]) => `(${selector(actions)} AND ${p})`);
   const selectUsing = arms.length === 0 ? 'false' : arms.join(' OR ');
 
   const policies: readonly [RlsCommand, string][] = [

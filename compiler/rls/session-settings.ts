@@ -8,8 +8,8 @@ import type { Action, AuthUser } from '../types.js';
 
 export interface SessionSetting {
   readonly name: string;
-  /** The text to `set_config(name, value, true)` for this request. */
-  valueOf(user: AuthUser, action: Action): string;
+  /** The text to `set_config(name, value, true)` for this request on `table`. */
+  valueOf(user: AuthUser, action: Action, table: string | undefined): string;
 }
 
 /** The claims as JSON that PostgreSQL's jsonb accepts: members with unstorable names dropped. */
@@ -30,9 +30,23 @@ export const SESSION_SETTINGS: readonly SessionSetting[] = Object.freeze([
   { name: 'rest.action', valueOf: (_u: AuthUser, action: Action) => action },
 ]);
 
-/** `{name, value}` pairs for one request, ready for `set_config`. */
-export function sessionSettingValues(user: AuthUser, action: Action): readonly { name: string; value: string }[] {
-  return SESSION_SETTINGS.map((s) => ({ name: s.name, value: s.valueOf(user, action) }));
+/**
+ * The request's table, set after SESSION_SETTINGS by a runtime that serves policies with
+ * subqueries: a table another table's subquery reads then shows its read policy (compile-rls.ts).
+ */
+export const TABLE_SETTING: SessionSetting = Object.freeze({
+  name: 'rest.table',
+  valueOf: (_u: AuthUser, _a: Action, table: string | undefined) => table ?? '',
+});
+
+/** `{name, value}` pairs for one request, ready for `set_config`; with `table`, TABLE_SETTING last. */
+export function sessionSettingValues(
+  user: AuthUser,
+  action: Action,
+  table?: string,
+): readonly { name: string; value: string }[] {
+  const settings = table === undefined ? SESSION_SETTINGS : [...SESSION_SETTINGS, TABLE_SETTING];
+  return settings.map((s) => ({ name: s.name, value: s.valueOf(user, action, table) }));
 }
 
 // current_setting(name, true) is NULL before the first set_config in a session but '' after a
@@ -50,6 +64,9 @@ export const authSettingSql: Readonly<Record<AuthNode['attr'], string>> = {
 
 /** The request's action; NULL when unset, so that a policy keyed on it denies. */
 export const actionSettingSql = `(select ${read('rest.action')})`;
+
+/** The request's table; NULL when unset. */
+export const tableSettingSql = `(select ${read('rest.table')})`;
 
 const claimJson = (name: string): string =>
   `(select ${read('rest.claims')}::jsonb -> ${postgresLiteral(name)} as c) as claim`;
