@@ -85,7 +85,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   if (config.db.rls && adapter.kind === 'postgres') {
     try {
       const { startNativeRls } = await import('./rls/native-rls.js');
-      native = await startNativeRls({ adapter, policies, logger });
+      native = await startNativeRls({ adapter, url: config.db.url, policies, logger });
     } catch (e) {
       await policies.close();
       throw e;

@@ -189,11 +189,6 @@ class PgAdapterImpl implements PgAdapter {
     this.#prepared = prepared;
   }
 
-  /** TEMPORARY, removed once the native runner uses pipelined(). */
-  get connectionsForNativeRunner(): { readonly pool: pg.Pool; readonly prepared: PreparedStatements } {
-    return { pool: this.#pool, prepared: this.#prepared };
-  }
-
   #ensureOpen(): void {
     if (this.#closed) throw mapDbError(adapterError(ADAPTER_CLOSED));
   }
@@ -391,11 +386,12 @@ export async function createPgAdapter(
     await pool.end().catch(() => undefined);
     throw e;
   }
-  return new PgAdapterImpl(pool, createPreparedStatements());
+  return pgAdapterOnPool(pool);
 }
 
-/** TEMPORARY, removed once the native runner uses pipelined(). */
-export const pgConnectionsOf = (
-  adapter: DbAdapter,
-): { readonly pool: pg.Pool; readonly prepared: PreparedStatements } | undefined =>
-  adapter instanceof PgAdapterImpl ? adapter.connectionsForNativeRunner : undefined;
+/**
+ * An adapter on a pool the caller made (its clients must be `pipeline: true`); createPgAdapter's
+ * own pool adds the type parsers. Tests use it to watch the one connection of a `max: 1` pool.
+ */
+export const pgAdapterOnPool = (pool: pg.Pool): PgAdapter =>
+  new PgAdapterImpl(pool, createPreparedStatements());

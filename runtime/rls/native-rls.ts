@@ -8,7 +8,7 @@
 import type { PolicySet } from '../../compiler/policy-set.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, TableInfo } from '../db/adapter.js';
-import { pgConnectionsOf } from '../db/pg-adapter.js';
+import { isPgAdapter } from '../db/pg-adapter.js';
 import type { RequestRunner } from '../enforce/request-runner.js';
 import type { Authorizer } from '../enforce/authorizer.js';
 import type { PolicyCache } from '../policy-cache.js';
@@ -26,6 +26,8 @@ export interface NativeRlsLogger {
 export interface NativeRlsDeps {
   /** A PostgreSQL adapter; its login role sets up and reconciles, requests run as the request role. */
   readonly adapter: DbAdapter;
+  /** The database URL, for the connection that listens for tamper notifications. */
+  readonly url: string;
   readonly policies: PolicyCache<PolicySet>;
   readonly logger: NativeRlsLogger;
 }
@@ -54,8 +56,7 @@ const notEnforced = (table: string, reason: string): RestError =>
 /** Checks rights, prepares the role and applies the policies; throws one clear RestError when it cannot. */
 export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   const { adapter, logger } = deps;
-  const connections = pgConnectionsOf(adapter);
-  if (connections === undefined) {
+  if (!isPgAdapter(adapter)) {
     throw new RestError(
       'usage',
       'rls_needs_postgres',
@@ -176,7 +177,7 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   };
   const watch = await startTamperWatch({
     adapter,
-    url: connections.pool.options.connectionString,
+    url: deps.url,
     logger,
     check,
   });
@@ -185,7 +186,7 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     role,
     authorizer: createNativeAuthorizer({ policies: deps.policies, rls: { ensure } }),
     runner: createNativeRunner({
-      ...connections,
+      adapter,
       role,
       stampOf: (table) => stamps.get(table),
       onNotInForce: () => watch.poke(),

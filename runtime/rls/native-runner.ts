@@ -1,29 +1,26 @@
-// The native-RLS request runner: each request is one transaction on a pipelined pg client that
-// switches to the request role, sets every rest.* setting and checks that RLS is in force on the
-// table as generated (one statement), runs the statement and commits — BEGIN, settings, statement and COMMIT
-// written in one TCP segment, so a read costs one round trip. Every path leaves the client idle (no open
-// transaction, role reset) before it returns to the pool, or destroys it.
+// The native-RLS request runner: each request is one pipelined transaction of the PostgreSQL
+// adapter (PgAdapter.pipelined: BEGIN, the opening statement, the request's statement and COMMIT in
+// one round trip; the adapter owns the client's lifecycle) whose opening statement switches to the
+// request role, sets every rest.* setting and checks that RLS is in force on the table as
+// generated. What is left here is the meaning: that statement, its values, and how its failures
+// and a policy's refusal (42501) are answered.
 
 import pg from 'pg';
 import { rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
 import { SESSION_SETTINGS, sessionSettingValues } from '../../compiler/rls/session-settings.js';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
-import { postgresLiteral, type RenderedSql } from '../../compiler/sql/fragment.js';
+import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
-import type { DbSession, QueryResult, Row } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
-import { mapPgError } from '../db/pg-adapter.js';
-import type { PreparedStatements } from '../db/pg-prepared.js';
+import { mapPgError, type PgAdapter } from '../db/pg-adapter.js';
 import { checkFailed, policyDenied } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
 import { intactSql } from './reconcile.js';
 
 export interface NativeRunnerOptions {
-  /** A pool of `pipeline: true` clients (pg ≥ 8.23), with the adapter's type parsers. */
-  readonly pool: pg.Pool;
-  /** The adapter's prepared statements: a request's statement is planned once per connection. */
-  readonly prepared: PreparedStatements;
+  /** The PostgreSQL adapter whose pipelined transactions the requests run in. */
+  readonly adapter: PgAdapter;
   /** The NOLOGIN role requests run as (runtime/rls/request-role.ts). */
   readonly role: string;
   /** The stamp of a table's generated policies as last seen (runtime/rls/reconcile.ts policyStamp). */
@@ -78,11 +75,6 @@ function settingsFor(table: string): string {
 }
 const DIVISION_BY_ZERO = '22012';
 
-const toResult = (r: pg.QueryResult): QueryResult => ({
-  rows: r.rows as Row[],
-  rowCount: r.command === 'SELECT' || r.rowCount === null ? r.rows.length : r.rowCount,
-});
-
 const sqlStateOf = (e: unknown): string | undefined =>
   e instanceof pg.DatabaseError && typeof e.code === 'string' ? e.code : undefined;
 
@@ -105,28 +97,6 @@ function policyRefusal(context: RunContext, cause: unknown): RestError {
   });
 }
 
-function mapError(e: unknown, context: RunContext): RestError {
-  if (sqlStateOf(e) === '42501') return policyRefusal(context, e);
-  return mapDbError(mapPgError(e));
-}
-
-/**
- * Sends `queries` back to back on a pipelined client. pg corks the socket around each query's
- * own messages; holding an outer cork keeps all of them in one write, hence one network flight.
- */
-function pipeline(
-  client: pg.PoolClient,
-  queries: readonly pg.QueryConfig[],
-): Promise<PromiseSettledResult<pg.QueryResult>[]> {
-  const { stream } = client.connection;
-  stream.cork();
-  try {
-    return Promise.allSettled(queries.map((query) => client.query(query)));
-  } finally {
-    stream.uncork();
-  }
-}
-
 /** The values of the settings statement for this request, in the order of its parameters. */
 const settingValues = (
   role: string,
@@ -140,12 +110,10 @@ const settingValues = (
   stamp ?? '0',
 ];
 
-const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
-
 /** A failure of BEGIN or the settings and check: the request never reached its statement. */
 function openingFailure(e: unknown, context: RunContext, options: NativeRunnerOptions): unknown {
-  const mapped = mapDbError(e);
-  if (mapped.category === 'unavailable') return e;
+  const mapped = mapDbError(mapPgError(e));
+  if (mapped.category === 'unavailable') return mapped;
   if (sqlStateOf(e) === DIVISION_BY_ZERO) {
     options.onNotInForce?.(context.table);
     return rlsNotInForce(context.table, e);
@@ -159,103 +127,23 @@ function openingFailure(e: unknown, context: RunContext, options: NativeRunnerOp
 }
 
 export function createNativeRunner(options: NativeRunnerOptions): RequestRunner {
-  const { pool, prepared, role } = options;
+  const { adapter, role } = options;
   const stampOf = options.stampOf ?? (() => undefined);
-
   return {
-    async run<T>(
-      context: RunContext,
-      mode: 'single' | 'transaction',
-      fn: (session: DbSession) => Promise<T>,
-    ): Promise<T> {
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (e) {
-        throw mapError(e, context);
-      }
-      const c = client;
-      /** Set when the connection itself failed (an error without SQLSTATE): destroy, never reuse. */
-      let broken: Error | undefined;
-      // pg-pool removes its own error listener while a client is checked out; an `error` event
-      // (a killed backend) without a listener would crash the process.
-      const onError = (e: Error): void => {
-        broken ??= e;
-      };
-      c.on('error', onError);
-      const noteFailure = (e: unknown): void => {
-        if (sqlStateOf(e) === undefined) broken ??= asError(e);
-      };
-      const query = async (config: pg.QueryConfig | string): Promise<pg.QueryResult> => {
-        try {
-          return await c.query(config);
-        } catch (e) {
-          noteFailure(e);
-          throw e;
-        }
-      };
-
-      const opening: pg.QueryConfig[] = [
-        { text: 'BEGIN' },
-        prepared.queryFor(c, {
-          text: settingsFor(context.table),
-          values: settingValues(role, context.user, context, stampOf(context.table)),
-        }),
-      ];
-      const first = async (sql: RenderedSql): Promise<QueryResult> => {
-        const closing: pg.QueryConfig[] = mode === 'single' ? [{ text: 'COMMIT' }] : [];
-        const statement = prepared.queryFor(c, sql);
-        const settled = await pipeline(c, [...opening, statement, ...closing]);
-        settled.forEach((s) => s.status === 'rejected' && noteFailure(s.reason));
-        const index = settled.findIndex((s) => s.status === 'rejected');
-        const failed = settled[index];
-        if (failed?.status === 'rejected') {
-          if (index < opening.length) throw openingFailure(failed.reason, context, options);
-          throw prepared.schemaChanged(failed.reason, statement) ?? failed.reason;
-        }
-        const result = settled[opening.length];
-        if (result?.status !== 'fulfilled') throw new Error('the pipelined statement gave no result');
-        return toResult(result.value);
-      };
-
-      let statements = 0;
-      const session: DbSession = {
-        async query(sql) {
-          statements += 1;
-          if (statements === 1) return first(sql);
-          // After a single statement the transaction has committed and the role is reset: a second
-          // statement would run as the login role, outside RLS. Never let it.
-          if (mode === 'single') {
-            throw new RestError('internal', 'internal', 'Internal error.', {
-              cause: new Error('a single-statement request ran a second statement'),
-            });
-          }
-          const statement = prepared.queryFor(c, sql);
-          try {
-            return toResult(await query(statement));
-          } catch (e) {
-            throw prepared.schemaChanged(e, statement) ?? e;
-          }
+    run: (context, mode, fn) =>
+      adapter.pipelined(
+        {
+          opening: [
+            {
+              text: settingsFor(context.table),
+              values: settingValues(role, context.user, context, stampOf(context.table)),
+            },
+          ],
+          mode,
+          openingError: (e) => openingFailure(e, context, options),
+          statementError: (e) => (sqlStateOf(e) === '42501' ? policyRefusal(context, e) : undefined),
         },
-      };
-
-      try {
-        const result = await fn(session);
-        if (mode === 'transaction' && statements > 0) await query('COMMIT');
-        return result;
-      } catch (e) {
-        throw e instanceof RestError ? e : mapError(e, context);
-      } finally {
-        if (broken === undefined && c.getTransactionStatus() !== 'I') {
-          try {
-            await query('ROLLBACK');
-          } catch (e) {
-            broken = asError(e);
-          }
-        }
-        c.release(broken ?? prepared.isStale(c));
-        c.removeListener('error', onError);
-      }
-    },
+        fn,
+      ),
   };
 }

@@ -9,8 +9,7 @@ import type { RenderedSql } from '../../../../compiler/sql/fragment.js';
 import { ANONYMOUS, type Action, type AuthUser } from '../../../../compiler/types.js';
 import { RestError } from '../../../../errors/rest-error.js';
 import type { DbAdapter } from '../../../../runtime/db/adapter.js';
-import { createPgAdapter } from '../../../../runtime/db/pg-adapter.js';
-import { createPreparedStatements } from '../../../../runtime/db/pg-prepared.js';
+import { createPgAdapter, pgAdapterOnPool } from '../../../../runtime/db/pg-adapter.js';
 import type { RequestRunner } from '../../../../runtime/enforce/request-runner.js';
 import { createNativeRunner } from '../../../../runtime/rls/native-runner.js';
 import { prepareRequestRole } from '../../../../runtime/rls/privileges.js';
@@ -72,7 +71,7 @@ describe(
       role = await prepareRequestRole(adapter);
       await reconcile();
       pool = new pg.Pool({ connectionString: db.url, pipeline: true, max: 1 });
-      runner = createNativeRunner({ pool, prepared: createPreparedStatements(), role });
+      runner = createNativeRunner({ adapter: pgAdapterOnPool(pool), role });
     });
     afterAll(async () => {
       await pool?.end();
@@ -422,11 +421,7 @@ describe(
       });
 
       it('refuses to run anything when RLS is not in force for the role (a superuser) and writes nothing', async () => {
-        const bypassing = createNativeRunner({
-          pool,
-          prepared: createPreparedStatements(),
-          role: 'postgres',
-        });
+        const bypassing = createNativeRunner({ adapter: pgAdapterOnPool(pool), role: 'postgres' });
         await expect(
           bypassing.run({ user: user(1), action: 'create', table: 'notes' }, 'single', (s) =>
             s.query(sql("INSERT INTO notes (user_id, body) VALUES (1, 'bypass')")),

@@ -9,8 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUS, type AuthUser } from '../../../../compiler/types.js';
 import type { DbAdapter } from '../../../../runtime/db/adapter.js';
-import { createPgAdapter } from '../../../../runtime/db/pg-adapter.js';
-import { createPreparedStatements } from '../../../../runtime/db/pg-prepared.js';
+import { createPgAdapter, pgAdapterOnPool } from '../../../../runtime/db/pg-adapter.js';
 import type { RequestRunner } from '../../../../runtime/enforce/request-runner.js';
 import { createNativeRunner } from '../../../../runtime/rls/native-runner.js';
 import { prepareRequestRole } from '../../../../runtime/rls/privileges.js';
@@ -91,8 +90,7 @@ describe('RLS tamper detection on PostgreSQL', () => {
     await reconcile();
     pool = new pg.Pool({ connectionString: db.url, pipeline: true, max: 1 });
     runner = createNativeRunner({
-      pool,
-      prepared: createPreparedStatements(),
+      adapter: pgAdapterOnPool(pool),
       role,
       stampOf: () => stamp,
       onNotInForce: (table) => void refusedTables.push(table),
