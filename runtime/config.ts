@@ -17,6 +17,7 @@ export interface CorsConfig {
 export interface Config {
   readonly addr: ListenAddress;
   readonly db: {
+    /** As the drivers read it: a PostgreSQL URL's sslmode in libpq form (pgDriverUrl). */
     readonly url: string;
     /** Native row-level security (PostgreSQL only). */
     readonly rls: boolean;

@@ -10,7 +10,7 @@ import {
   type Config,
 } from '../../runtime/config.js';
 import { RestError } from '../../errors/rest-error.js';
-import { parseDbUrl } from '../../runtime/db/parse-db-url.js';
+import { parseDbUrl, pgDriverUrl } from '../../runtime/db/parse-db-url.js';
 import { readConfigFile, type FileConfig } from './config-file.js';
 import type { GlobalArgs } from './global-options.js';
 import {
@@ -131,7 +131,7 @@ export function loadConfig(sources: ConfigSources): Config {
   return {
     addr: parseListenAddress(pick(flags.addr, env[ENV.addr], file.addr) ?? DEFAULT_ADDR),
     db: {
-      url,
+      url: kind === 'postgres' ? pgDriverUrl(url) : url,
       rls,
       statementTimeoutMs:
         statementTimeout === undefined

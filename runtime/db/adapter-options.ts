@@ -1,7 +1,9 @@
-// Options every adapter accepts: where to report background connection errors, and the pool size.
+// Options every adapter accepts: where to report background connection errors (and a new SQLite
+// file), and the pool size.
 
 /** The subset of a pino logger the adapters use. */
 export interface DbLogger {
+  info(fields: Readonly<Record<string, unknown>>, message: string): void;
   warn(fields: Readonly<Record<string, unknown>>, message: string): void;
 }
 

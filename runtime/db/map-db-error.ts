@@ -1,11 +1,14 @@
 // The one place that turns driver errors (pg, mysql2, better-sqlite3, node:net) into RestErrors,
-// by SQLSTATE / errno / code only — never by message text. Messages carry no SQL or driver internals.
+// by SQLSTATE / errno / code only — never by message text. Messages carry no SQL or driver
+// internals; only the startup line of a failed first connection may quote the driver's reason.
 
 import { RestError, isRestError } from '../../errors/rest-error.js';
 
 /** Codes the adapters give errors that have none of their own (pool closed, connection dropped). */
 export const ADAPTER_CLOSED = 'REST_ADAPTER_CLOSED';
 export const CONNECTION_FAILED = 'REST_CONNECTION_FAILED';
+/** An adapter could not open its database for a reason it states itself (the error's message). */
+export const OPEN_FAILED = 'REST_OPEN_FAILED';
 
 type DbErrorKind =
   | 'unique'
@@ -23,6 +26,11 @@ export function adapterError(code: typeof ADAPTER_CLOSED | typeof CONNECTION_FAI
   const message =
     code === ADAPTER_CLOSED ? 'the database adapter is closed' : 'the connection to the database failed';
   return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
+}
+
+/** An error of OPEN_FAILED whose message is the reason shown after the database's name. */
+export function openFailure(reason: string): Error {
+  return Object.assign(new Error(reason), { code: OPEN_FAILED });
 }
 
 interface DriverFields {
@@ -76,6 +84,7 @@ const NETWORK_CODES: ReadonlySet<string> = new Set([
   'POOL_CLOSED',
   ADAPTER_CLOSED,
   CONNECTION_FAILED,
+  OPEN_FAILED,
 ]);
 
 // https://www.postgresql.org/docs/current/errcodes-appendix.html
@@ -261,8 +270,20 @@ const CONNECT_REASONS: Readonly<Record<string, string>> = {
   '3D000': 'the database does not exist',
   '57P03': 'the server is starting up',
   '53300': 'the server has too many connections',
-  SQLITE_CANTOPEN: 'the file cannot be opened (does its directory exist?)',
+  SQLITE_CANTOPEN: 'the file cannot be opened',
   SQLITE_NOTADB: 'the file is not a SQLite database',
+  // TLS (https://nodejs.org/api/tls.html#x509-certificate-error-codes), with the URL parameters that help.
+  DEPTH_ZERO_SELF_SIGNED_CERT:
+    "the server's certificate is self-signed and not trusted (name it with sslrootcert=<file>, or use sslmode=require to encrypt without verifying)",
+  SELF_SIGNED_CERT_IN_CHAIN:
+    "the server's certificate comes from an untrusted CA (name the CA with sslrootcert=<file>, or use sslmode=require to encrypt without verifying)",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    "the server's certificate cannot be verified (name its CA with sslrootcert=<file>, or use sslmode=require to encrypt without verifying)",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    "the server's certificate cannot be verified (name its CA with sslrootcert=<file>, or use sslmode=require to encrypt without verifying)",
+  ERR_TLS_CERT_ALTNAME_INVALID:
+    "the server's certificate is not for this host name (sslmode=verify-ca checks the CA only)",
+  CERT_HAS_EXPIRED: "the server's certificate has expired",
 };
 
 const MYSQL_CONNECT_REASONS: Readonly<Record<number, string>> = {
@@ -271,10 +292,24 @@ const MYSQL_CONNECT_REASONS: Readonly<Record<number, string>> = {
   1049: 'the database does not exist',
 };
 
-/** A short reason for a failed first connection, for the one-line startup message. */
+/** The driver's own words, on one line and without a trailing period. */
+function driverSays(f: DriverFields): string | undefined {
+  const line = f.message.split('\n')[0]?.trim().replace(/\.$/, '') ?? '';
+  return line === '' ? undefined : line.charAt(0).toLowerCase() + line.slice(1);
+}
+
+/**
+ * A short reason for a failed first connection, for the one-line startup message: ours for the
+ * codes we know, otherwise what the driver said (e.g. pg's "The server does not support SSL
+ * connections", which has no code) with its code.
+ */
 export function describeConnectionFailure(e: unknown): string {
   const f = fieldsOf(e);
+  if (f.code === OPEN_FAILED) return f.message;
   const byErrno = f.isMysql && f.errno !== undefined ? MYSQL_CONNECT_REASONS[f.errno] : undefined;
-  const byCode = f.code === undefined ? undefined : CONNECT_REASONS[f.code];
-  return byErrno ?? byCode ?? (f.code === undefined ? 'it did not answer' : `it failed with ${f.code}`);
+  const known = byErrno ?? (f.code === undefined ? undefined : CONNECT_REASONS[f.code]);
+  if (known !== undefined) return known;
+  const said = driverSays(f);
+  if (said !== undefined) return f.code === undefined ? said : `${said} (${f.code})`;
+  return f.code === undefined ? 'it did not answer' : `it failed with ${f.code}`;
 }

@@ -44,15 +44,79 @@ const EXPECTED =
 export const invalidDbUrl = (why: string): RestError =>
   new RestError('usage', 'invalid_db_url', `Invalid database URL: ${why}.`);
 
-/** Removes the password so the URL can be shown; returns a placeholder when it does not parse. */
+/** libpq's sslmode values (https://www.postgresql.org/docs/current/libpq-ssl.html#LIBPQ-SSL-PROTECTION). */
+const SSL_MODES: readonly string[] = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'];
+/** pg's `ssl` parameter: on (verify-full), off, or pg's own no-verify. */
+const SSL_VALUES: readonly string[] = ['true', 'false', '1', '0', 'no-verify'];
+/** Makes pg (pg-connection-string ≥ 2.9) give sslmode its libpq meaning, without its warning. */
+const LIBPQ_COMPAT = 'uselibpqcompat';
+
+/** Query parameters that carry a password (pg reads `password` from the query string too). */
+const SECRET_PARAMS: readonly string[] = ['password', 'sslpassword'];
+
+/**
+ * Rewrites the query parameters of `u` one by one as written (URLSearchParams would re-encode
+ * all of them, e.g. a path in sslrootcert); `edit` returns the new `key=value` text or null to drop it.
+ */
+function editQuery(u: URL, edit: (key: string, part: string) => string | null): void {
+  const parts = u.search
+    .slice(1)
+    .split('&')
+    .filter((part) => part !== '')
+    .flatMap((part) => {
+      const edited = edit(decodeURIComponent(part.split('=')[0] ?? ''), part);
+      return edited === null ? [] : [edited];
+    });
+  u.search = parts.length === 0 ? '' : `?${parts.join('&')}`;
+}
+
+/** Removes the passwords so the URL can be shown; returns a placeholder when it does not parse. */
 export function redactDbUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password !== '') u.password = '***';
+    editQuery(u, (key, part) =>
+      key === LIBPQ_COMPAT ? null : SECRET_PARAMS.includes(key) ? `${key}=***` : part,
+    );
     return u.toString();
   } catch {
     return '<unparsable URL>';
   }
+}
+
+function checkPgSsl(params: URLSearchParams): void {
+  const mode = params.get('sslmode');
+  if (mode !== null && !SSL_MODES.includes(mode)) {
+    throw invalidDbUrl(`sslmode must be one of ${SSL_MODES.join(', ')} (got "${mode}")`);
+  }
+  const ssl = params.get('ssl');
+  if (ssl !== null && !SSL_VALUES.includes(ssl)) {
+    throw invalidDbUrl(`ssl must be one of ${SSL_VALUES.join(', ')} (got "${ssl}")`);
+  }
+  // libpq cannot check a CA it was not given; pg would throw a paragraph at connect time.
+  if (mode === 'verify-ca' && !params.has('sslrootcert')) {
+    throw invalidDbUrl('sslmode=verify-ca needs sslrootcert=<file of the CA certificate>');
+  }
+}
+
+/**
+ * The URL as every pg client of the process is given it: `sslmode` with its libpq meaning (pg's
+ * default treats prefer, require and verify-ca as verify-full and prints a warning), and
+ * `ssl=false` as pg understands it (it reads only "0" as off). pg cannot fall back between plain
+ * and SSL connections: `allow` connects without SSL, `prefer` with SSL (without verifying the
+ * certificate, as libpq). Other URLs are returned unchanged.
+ */
+export function pgDriverUrl(url: string): string {
+  const u = new URL(url);
+  const mode = u.searchParams.has('sslmode');
+  if (!mode && u.searchParams.get('ssl') !== 'false') return url;
+  editQuery(u, (key, part) => {
+    if (key === LIBPQ_COMPAT) return null;
+    if (part === 'sslmode=allow') return 'sslmode=disable';
+    return part === 'ssl=false' ? 'ssl=0' : part;
+  });
+  if (mode) u.search = `${u.search}&${LIBPQ_COMPAT}=true`;
+  return u.toString();
 }
 
 export function parseDbUrl(url: string): DbUrl {
@@ -72,6 +136,7 @@ export function parseDbUrl(url: string): DbUrl {
   }
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1');
   if (kind === 'mysql' && host === '') throw invalidDbUrl('a MySQL/MariaDB URL must name a host');
+  if (kind === 'postgres') checkPgSsl(u.searchParams);
   return {
     kind,
     host: host === '' ? 'localhost' : host,

@@ -19,7 +19,7 @@ import {
   localTimestamp,
   utcTimestamp,
 } from './db-values.js';
-import { ADAPTER_CLOSED, adapterError, mapDbError } from './map-db-error.js';
+import { ADAPTER_CLOSED, adapterError, mapDbError, openFailure } from './map-db-error.js';
 
 /** How a declared column type is compared (ColumnType) and how its values are read back. */
 type ReadAs = 'boolean' | 'json' | 'timestamp' | 'decimal' | 'plain';
@@ -317,25 +317,30 @@ class SqliteAdapter implements DbAdapter {
   }
 }
 
-/** Opens (or creates) the database file; throws the driver's error when that fails. */
-export function createSqliteAdapter(path: string, _options: AdapterOptions = {}): DbAdapter {
-  // better-sqlite3 checks the directory itself and throws a TypeError without a code;
-  // SQLite's own code for this case is SQLITE_CANTOPEN.
-  if (path !== ':memory:' && !existsSync(dirname(path))) {
-    throw Object.assign(new Error('the directory of the database file does not exist'), {
-      code: 'SQLITE_CANTOPEN',
-    });
+/**
+ * Opens the database file, or creates it (logged once) when its directory exists; throws the
+ * driver's error when that fails.
+ */
+export function createSqliteAdapter(path: string, options: AdapterOptions = {}): DbAdapter {
+  const file = path !== ':memory:';
+  // better-sqlite3 checks the directory itself and throws a TypeError without a code.
+  if (file && !existsSync(dirname(path))) {
+    throw openFailure(
+      `the directory ${dirname(path)} does not exist (rest creates the file, not its directory)`,
+    );
   }
+  const created = file && !existsSync(path);
   // No busy handler in SQLite itself: lock waits are retried with timers (#retryBusy).
   const db = new Database(path, { timeout: 0 });
   try {
     db.defaultSafeIntegers(true);
     // WAL lets readers of other processes run while one writes (https://www.sqlite.org/wal.html).
-    if (path !== ':memory:') db.pragma('journal_mode = WAL');
+    if (file) db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
-    return new SqliteAdapter(db);
   } catch (e) {
     db.close();
     throw e;
   }
+  if (created) options.logger?.info({ path }, `created the SQLite database file ${path}`);
+  return new SqliteAdapter(db);
 }

@@ -336,10 +336,10 @@ describe('createAdapter', () => {
     );
   });
 
-  it('reports a SQLite file in a missing directory as unavailable', async () => {
+  it('reports a SQLite file in a missing directory as unavailable, naming the directory', async () => {
     const e = await rejection(createAdapter('sqlite:///nonexistent-rest-dir/sub/x.db'));
     expect((e as RestError).message).toBe(
-      'Cannot connect to the SQLite database at sqlite:///nonexistent-rest-dir/sub/x.db: the file cannot be opened (does its directory exist?).',
+      'Cannot connect to the SQLite database at sqlite:///nonexistent-rest-dir/sub/x.db: the directory /nonexistent-rest-dir/sub does not exist (rest creates the file, not its directory).',
     );
     expect((e as RestError).category).toBe('unavailable');
   });

@@ -79,7 +79,11 @@ describe('unreachable databases', () => {
       'mysql://root:hunter2@127.0.0.1:1/nothing',
       /MySQL\/MariaDB database at mysql:\/\/root:\*\*\*@127\.0\.0\.1:1\/nothing/,
     ],
-    ['SQLite in a missing directory', 'sqlite:///nonexistent-dir/rest.db', /SQLite database/],
+    [
+      'SQLite in a missing directory',
+      'sqlite:///nonexistent-dir/rest.db',
+      /SQLite database at sqlite:\/\/\/nonexistent-dir\/rest\.db: the directory \/nonexistent-dir does not exist/,
+    ],
   ])('%s: exit 3, one line, no stack, no password', async (_what, url, message) => {
     for (const command of [
       ['auth', 'setup'],

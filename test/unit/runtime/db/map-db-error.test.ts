@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RestError } from '../../../../errors/rest-error.js';
 import { createAdapter } from '../../../../runtime/db/create-adapter.js';
-import { describeConnectionFailure, mapDbError } from '../../../../runtime/db/map-db-error.js';
+import { describeConnectionFailure, mapDbError, openFailure } from '../../../../runtime/db/map-db-error.js';
 
 const withCode = (code: string, extra: Record<string, unknown> = {}): Error =>
   Object.assign(new Error('driver text that must not leak'), { code, ...extra });
@@ -62,8 +62,30 @@ describe('mapDbError', () => {
     expect(describeConnectionFailure(new AggregateError([withCode('ECONNREFUSED')]))).toBe(
       'the connection was refused',
     );
-    expect(describeConnectionFailure(withCode('XYZ'))).toBe('it failed with XYZ');
-    expect(describeConnectionFailure(new Error('x'))).toBe('it did not answer');
+  });
+
+  it.each([
+    ['a code of ours', withCode('DEPTH_ZERO_SELF_SIGNED_CERT'), /^the server's certificate is self-signed/],
+    [
+      'an adapter failing to open',
+      openFailure('the directory /x does not exist'),
+      'the directory /x does not exist',
+    ],
+    [
+      "the driver's words for an error without a code",
+      new Error('The server does not support SSL connections'),
+      'the server does not support SSL connections',
+    ],
+    [
+      'the first line of an unknown code',
+      withCode('XYZ', { message: 'Bad thing.\nat x' }),
+      'bad thing (XYZ)',
+    ],
+    ['an unknown code without words', withCode('XYZ', { message: '' }), 'it failed with XYZ'],
+    ['nothing at all', new Error(''), 'it did not answer'],
+  ])('describes a failed first connection by %s', (_name, e, reason) => {
+    if (typeof reason === 'string') expect(describeConnectionFailure(e)).toBe(reason);
+    else expect(describeConnectionFailure(e)).toMatch(reason);
   });
 
   it('reports a refused localhost port (tried over IPv4 and IPv6) as refused', async () => {

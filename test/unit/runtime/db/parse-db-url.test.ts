@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RestError } from '../../../../errors/rest-error.js';
-import { parseDbUrl, redactDbUrl } from '../../../../runtime/db/parse-db-url.js';
+import { parseDbUrl, pgDriverUrl, redactDbUrl } from '../../../../runtime/db/parse-db-url.js';
 
 describe('parseDbUrl', () => {
   it.each([
@@ -88,6 +88,12 @@ describe('parseDbUrl', () => {
     ['sqlite://', /needs a file path/],
     ['sqlite:rest.db', /look like sqlite:\/\//],
     ['sqlite://x.db?mode=ro', /no query string/],
+    [
+      'postgres://host/db?sslmode=requir',
+      /sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full \(got "requir"\)/,
+    ],
+    ['postgres://host/db?ssl=yes', /ssl must be one of true, false, 1, 0, no-verify \(got "yes"\)/],
+    ['postgres://host/db?sslmode=verify-ca', /sslmode=verify-ca needs sslrootcert=/],
   ])('rejects %j as a usage error', (url, message) => {
     let error: unknown;
     try {
@@ -107,5 +113,31 @@ describe('parseDbUrl', () => {
     expect(() => parseDbUrl('postgres://u:hunter2@host:bad/db')).toThrow(/^(?!.*hunter2)/);
     expect(redactDbUrl('mysql://u:hunter2@h/db')).toBe('mysql://u:***@h/db');
     expect(redactDbUrl('::::')).toBe('<unparsable URL>');
+    expect(redactDbUrl('postgres://h/db?sslmode=require&password=hunter2&sslpassword=x')).toBe(
+      'postgres://h/db?sslmode=require&password=***&sslpassword=***',
+    );
+  });
+});
+
+describe('pgDriverUrl', () => {
+  it.each([
+    ['postgres://h/db', 'postgres://h/db'],
+    ['postgres://h/db?ssl=true', 'postgres://h/db?ssl=true'],
+    ['postgres://h/db?sslmode=require', 'postgres://h/db?sslmode=require&uselibpqcompat=true'],
+    ['postgres://h/db?sslmode=allow', 'postgres://h/db?sslmode=disable&uselibpqcompat=true'],
+    ['postgres://h/db?ssl=false', 'postgres://h/db?ssl=0'],
+    [
+      'postgres://u:p@h/db?sslmode=verify-ca&sslrootcert=/etc/ssl/ca.pem&uselibpqcompat=false',
+      'postgres://u:p@h/db?sslmode=verify-ca&sslrootcert=/etc/ssl/ca.pem&uselibpqcompat=true',
+    ],
+  ])('%s → %s', (url, expected) => {
+    expect(pgDriverUrl(url)).toBe(expected);
+  });
+
+  it('is invisible in what is shown of the URL', () => {
+    const url = 'postgres://u:p@h/db?sslmode=require&sslrootcert=/etc/ssl/ca.pem';
+    expect(parseDbUrl(pgDriverUrl(url)).display).toBe(
+      'postgres://u:***@h/db?sslmode=require&sslrootcert=/etc/ssl/ca.pem',
+    );
   });
 });
