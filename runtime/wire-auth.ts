@@ -71,7 +71,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
     await checkAuthOff(config, schema, logger);
     return {
       authenticate: () => ANONYMOUS,
-      authorizer: withAuthTableGuards(publicAuthorizer, { schema: currentSchema, hasher }),
+      authorizer: withAuthTableGuards(publicAuthorizer, { schema: currentSchema, hasher, usersFloor: false }),
       runner: adapterRunner(adapter),
       authRoutes: undefined,
       policies: undefined,

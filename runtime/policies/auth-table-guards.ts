@@ -1,6 +1,6 @@
 // Writes to the auth tables through the table endpoints, whatever authorizer decides them:
-// `/auth_users` usernames validated (with their case-insensitive key) and passwords validated and
-// hashed; `/auth_policies` rows validated exactly like `auth policy add` (SPEC §4.5).
+// `/auth_users` under the floor (runtime/enforce/auth-users-floor.ts), usernames validated (with
+// their case-insensitive key) and passwords validated and hashed; `/auth_policies` rows validated exactly like `auth policy add` (SPEC §4.5).
 
 import { RestError } from '../../errors/rest-error.js';
 import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from '../auth/auth-ddl.js';
@@ -10,6 +10,7 @@ import { userColumns } from '../auth/users.js';
 import type { SchemaSnapshot } from '../db/adapter.js';
 import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
 import type { RequestRunner } from '../enforce/request-runner.js';
+import { usersFloor } from '../enforce/auth-users-floor.js';
 import { composeGuards } from '../enforce/write-guards.js';
 import { validatePolicy } from './policy-service.js';
 
@@ -17,6 +18,11 @@ export interface AuthTableGuardDeps {
   /** The current schema: policies are validated against its tables and columns. */
   readonly schema: () => Promise<SchemaSnapshot>;
   readonly hasher?: PasswordHasher;
+  /**
+   * The floor on auth_users (SPEC §3.4): non-admins never write id, password or is_admin. Default
+   * on; off only while auth is disabled (every endpoint is public and there are no admins).
+   */
+  readonly usersFloor?: boolean;
 }
 
 const hiddenColumn = (): RestError =>
@@ -83,20 +89,23 @@ export function withAuthTableGuards(inner: Authorizer, deps: AuthTableGuardDeps)
       const authorization = await inner.authorize(request);
       if (authorization.kind === 'deny' || (request.action !== 'create' && request.action !== 'update'))
         return authorization;
-      let extra: WriteGuard;
       switch (request.table.name) {
-        case AUTH_USERS_TABLE:
-          extra = users;
-          break;
+        case AUTH_USERS_TABLE: {
+          const guard = composeGuards(authorization.guard, users);
+          // The floor judges the body as sent, before any preset fills a column or a password is hashed.
+          const floor = deps.usersFloor === false ? undefined : usersFloor(request.user);
+          return { ...authorization, guard: floor === undefined ? guard : composeGuards(floor, guard) };
+        }
         case AUTH_POLICIES_TABLE:
           // Read here, before the write's transaction: on SQLite the schema cannot be read
           // while that transaction holds the connection.
-          extra = policiesGuard(await deps.schema());
-          break;
+          return {
+            ...authorization,
+            guard: composeGuards(authorization.guard, policiesGuard(await deps.schema())),
+          };
         default:
           return authorization;
       }
-      return { ...authorization, guard: composeGuards(authorization.guard, extra) };
     },
   };
 }

@@ -42,6 +42,7 @@ describe('withAuthTableGuards', () => {
   const authorizer = withAuthTableGuards(publicAuthorizer, {
     schema: async () => ({ tables: new Map() }),
     hasher: createPasswordHasher(),
+    usersFloor: false,
   });
 
   it('hashes a password and derives the username key on auth_users writes', async () => {
@@ -103,5 +104,33 @@ describe('policyInvalidatingRunner', () => {
     await runner.run(context('auth_policies', 'read'), 'single', async () => 1);
     await runner.run(context('notes', 'create'), 'transaction', async () => 1);
     expect(signals).toBe(3);
+  });
+});
+
+describe('the floor on auth_users', () => {
+  const floored = withAuthTableGuards(publicAuthorizer, {
+    schema: async () => ({ tables: new Map() }),
+    hasher: createPasswordHasher(),
+  });
+  const alice = { ...ANONYMOUS, id: 7, username: 'alice', is_authenticated: true };
+
+  it.each(['id', 'password', 'is_admin'])(
+    'refuses a non-admin writing %s, before hashing anything',
+    async (column) => {
+      const a = await floored.authorize({ table: table('auth_users'), action: 'update', user: alice });
+      if (a.kind === 'deny') throw new Error('denied');
+      await expect(a.guard?.preparePatch?.({ [column]: 'x' }, session)).rejects.toMatchObject({
+        status: 403,
+        code: 'protected_column',
+        details: { table: 'auth_users', column },
+      });
+    },
+  );
+
+  it('lets an admin write them', async () => {
+    const admin = { ...alice, is_admin: true };
+    const a = await floored.authorize({ table: table('auth_users'), action: 'update', user: admin });
+    if (a.kind === 'deny') throw new Error('denied');
+    await expect(a.guard?.preparePatch?.({ is_admin: true }, session)).resolves.toEqual({ is_admin: true });
   });
 });
