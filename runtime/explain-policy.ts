@@ -22,9 +22,9 @@ import {
   type SqlFragment,
 } from '../compiler/index.js';
 import type { ErrorDetails, RestError } from '../errors/rest-error.js';
-import type { DbAdapter, TableInfo } from './db/adapter.js';
+import type { DbAdapter, SchemaSnapshot, TableInfo } from './db/adapter.js';
 import type { Authorization, AuthorizationRequest, Authorizer, PolicySource } from './enforce/authorizer.js';
-import { policyColumnTypes } from './enforce/decide.js';
+import { policyColumnTypes, schemaTypesOf } from './enforce/decide.js';
 import { checkFailed, denialStatus, policyDenied } from './enforce/denials.js';
 import { createNativeAuthorizer } from './enforce/native-authorizer.js';
 import { createPortableAuthorizer } from './enforce/portable-authorizer.js';
@@ -36,6 +36,19 @@ export interface CandidateExplanation extends PolicyRow {
   /** The canonical text of the parsed expression (printPolicy), or null when it does not parse. */
   readonly parsed: string | null;
   readonly error: string | null;
+}
+
+/** A table the policy's subqueries read (SPEC §4.4). */
+export interface RelationExplanation {
+  readonly table: string;
+  /** Its columns the subqueries name. */
+  readonly columns: readonly string[];
+  /**
+   * Its own read policy for this user, which the subquery sees it through (inlined into the
+   * subquery on the portable path, the table's RLS natively), in canonical text; null when the
+   * table has none the compiler could use (then the subquery sees no row).
+   */
+  readonly read_policy: string | null;
 }
 
 export interface BoundSql {
@@ -105,6 +118,8 @@ export interface PolicyExplanation {
   readonly ast: Expr;
   readonly issues: readonly PolicyIssue[];
   readonly missing_columns: readonly string[];
+  /** The tables its subqueries read, in order of first appearance. */
+  readonly relations: readonly RelationExplanation[];
   /** The whole expression as this database's WHERE predicate, with auth_user bound for the user. */
   readonly predicate: BoundSql;
   /** PostgreSQL only: the row-level security DDL of this table, as the server applies it. */
@@ -115,6 +130,8 @@ export interface PolicyExplanation {
 export interface ExplainInput {
   readonly rows: readonly PolicyRow[];
   readonly table: TableInfo;
+  /** The schema `table` belongs to: subqueries read its other tables. */
+  readonly schema: SchemaSnapshot;
   readonly action: Action;
   readonly user: AuthUser;
   readonly adapter: Pick<DbAdapter, 'kind' | 'dialect'>;
@@ -202,7 +219,7 @@ function rlsFilter(policy: CompiledPolicy, input: ExplainInput): ExplainDecision
     enforced_by: 'rls',
     reason: "allowed on the rows the table's row-level security policy lets through",
     sql,
-    settings: sessionSettingValues(user, action),
+    settings: sessionSettingValues(user, action, table.name),
     ...(reason === undefined ? {} : { check: { policy: name, sql, reason } }),
   };
 }
@@ -216,8 +233,8 @@ function serverAuthorizer(compiled: PolicySet, nativeRls: boolean): Authorizer {
 }
 
 async function decide(set: PolicySet, policy: CompiledPolicy, input: ExplainInput): Promise<ExplainDecision> {
-  const { table, action, user } = input;
-  const request: AuthorizationRequest = { table, action, user };
+  const { table, action, user, schema } = input;
+  const request: AuthorizationRequest = { table, action, user, schema };
   const authorization = await serverAuthorizer(set, input.nativeRls).authorize(request);
   if (authorization.kind === 'deny') {
     return {
@@ -241,7 +258,12 @@ async function decide(set: PolicySet, policy: CompiledPolicy, input: ExplainInpu
 
 export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanation> {
   const set = compilePolicySet(input.rows, input.adapter.dialect);
-  const policy = set.policyFor(input.table.name, input.action, policyColumnTypes(input.table));
+  const policy = set.policyFor(
+    input.table.name,
+    input.action,
+    policyColumnTypes(input.table),
+    schemaTypesOf(input.schema),
+  );
   const parsed = new Map(set.policies.map((p) => [p.row.id, p] as const));
   const candidates = policy.resolution.candidates.map((c): CandidateExplanation => {
     const p = parsed.get(c.row.id);
@@ -268,8 +290,12 @@ export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanat
     ast: policy.expr,
     issues: policy.issues,
     missing_columns: policy.missingColumns,
+    relations: [...policy.relations].map(([table, columns]) => {
+      const inner = policy.inlined.get(table);
+      return { table, columns, read_policy: inner === undefined ? null : printPolicy(inner.expr) };
+    }),
     predicate: bound(renderSql(input.adapter.dialect, policy.predicate, input.user)),
-    rls_ddl: input.rlsRole === undefined ? null : tableDdl(input.table, set, input.rlsRole).statements,
+    rls_ddl: input.rlsRole === undefined ? null : tableDdl(input.table, set, input.rlsRole, input.schema).statements,
     decision: await decide(set, policy, input),
   };
 }

@@ -53,7 +53,7 @@ export function policyCompileCommand(ctx: CommandContext): CommandModule<GlobalA
         const role = argv.role ?? (await rlsRoleFor(adapter, config.db.url));
         return {
           role,
-          tables: compileTablesDdl(await listPolicies(adapter), chosen, role),
+          tables: compileTablesDdl(await listPolicies(adapter), chosen, role, schema),
           kind: adapter.kind,
         };
       });

@@ -53,6 +53,7 @@ export function policyExplainCommand(ctx: CommandContext): CommandModule<GlobalA
         return await explainPolicy({
           rows: await listPolicies(adapter),
           table: findTable(schema.tables, argv.table),
+          schema,
           action,
           user,
           adapter,

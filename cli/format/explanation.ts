@@ -81,7 +81,7 @@ export function formatExplanation(e: PolicyExplanation): string {
       `  #${c.id}: ${c.parsed === null ? `does not parse: ${escapeCell(c.error ?? '')}` : escapeCell(c.parsed) || '(empty: anyone)'}`,
     );
   }
-  for (const issue of e.issues.filter((i) => i.kind === 'type'))
+  for (const issue of e.issues.filter((i) => i.kind !== 'syntax'))
     lines.push(`  #${issue.policyId} is ignored: ${escapeCell(issue.message)}`);
   lines.push(
     `  combined: ${escapeCell(e.expression) || '(empty: anyone)'}`,
@@ -91,6 +91,14 @@ export function formatExplanation(e: PolicyExplanation): string {
     lines.push(
       `  missing columns: ${e.missing_columns.map((c) => `'${escapeCell(c)}'`).join(', ')} (table '${escapeCell(e.table)}' lacks them)`,
     );
+  }
+  if (e.relations.length > 0) {
+    lines.push('', "Subqueries (each sees its table through that table's own read policy):");
+    for (const r of e.relations) {
+      const columns = r.columns.length === 0 ? '' : ` (${r.columns.map((c) => `'${escapeCell(c)}'`).join(', ')})`;
+      const seen = r.read_policy === null ? 'no read policy applies: it sees no row' : `read policy: ${escapeCell(r.read_policy) || '(empty: anyone)'}`;
+      lines.push(`  ${escapeCell(r.table)}${columns}: ${seen}`);
+    }
   }
   lines.push(
     '',

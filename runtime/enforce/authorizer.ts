@@ -6,7 +6,7 @@
 import type { PolicySet } from '../../compiler/policy-set.js';
 import type { SqlFragment } from '../../compiler/sql/fragment.js';
 import type { Action, AuthUser } from '../../compiler/types.js';
-import type { DbSession, Row, TableInfo } from '../db/adapter.js';
+import type { DbSession, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import type { DenyReason } from './denials.js';
 
 /** Column values of one row to write, validated against the schema (JSON columns hold JS values). */
@@ -21,6 +21,8 @@ export interface AuthorizationRequest {
   readonly table: TableInfo;
   readonly action: Action;
   readonly user: AuthUser;
+  /** The schema `table` belongs to: subqueries of policies read its other tables (SPEC §4.4). */
+  readonly schema: SchemaSnapshot;
 }
 
 /**

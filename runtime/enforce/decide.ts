@@ -4,10 +4,11 @@
 
 import type { ColumnTypes } from '../../compiler/analyze.js';
 import type { CompiledPolicy, Decision, PolicySet } from '../../compiler/policy-set.js';
+import type { SchemaTypes } from '../../compiler/scope.js';
 import type { AuthUser, ColumnType } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
-import type { TableInfo } from '../db/adapter.js';
+import type { SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import type { AuthorizationRequest, PolicySource, WriteRow } from './authorizer.js';
 import type { DenyReason } from './denials.js';
 
@@ -24,6 +25,20 @@ export function policyColumnTypes(table: TableInfo): ColumnTypes {
       table.columns.filter((c) => !isSecretColumn(table.name, c.name)).map((c) => [c.name, c.type] as const),
     );
     columnTypesCache.set(table, types);
+  }
+  return types;
+}
+
+/**
+ * Every table's policy column types (secret columns left out, as above), what policies with
+ * subqueries are compiled against. One map per schema snapshot, for the same reason.
+ */
+const schemaTypesCache = new WeakMap<SchemaSnapshot, SchemaTypes>();
+export function schemaTypesOf(snapshot: SchemaSnapshot): SchemaTypes {
+  let types = schemaTypesCache.get(snapshot);
+  if (types === undefined) {
+    types = new Map([...snapshot.tables.values()].map((t) => [t.name, policyColumnTypes(t)] as const));
+    schemaTypesCache.set(snapshot, types);
   }
   return types;
 }
@@ -51,9 +66,9 @@ function missingColumn(user: AuthUser, table: string, column: string): DenyReaso
 /** Decides `policy` for a request whose compiled policy set is already at hand. */
 export function decideWith(
   compiled: PolicySet,
-  { table, action, user }: AuthorizationRequest,
+  { table, action, user, schema }: AuthorizationRequest,
 ): InProcessDecision {
-  const policy = compiled.policyFor(table.name, action, policyColumnTypes(table));
+  const policy = compiled.policyFor(table.name, action, policyColumnTypes(table), schemaTypesOf(schema));
   const missing = policy.missingColumns[0];
   if (missing !== undefined) return { kind: 'denied', reason: missingColumn(user, table.name, missing) };
   return { kind: 'decided', compiled, policy, decision: policy.decide(user) };

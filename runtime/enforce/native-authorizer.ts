@@ -5,14 +5,17 @@
 // refused as on the portable path (owner_mismatch); the database's WITH CHECK judges the rest.
 
 import type { PolicySet } from '../../compiler/policy-set.js';
-import type { TableInfo } from '../db/adapter.js';
+import type { SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import type { Authorization, Authorizer, PolicySource } from './authorizer.js';
 import { decideInProcess } from './decide.js';
 import { ownerPreset } from './portable-authorizer.js';
 
 export interface RlsSync {
-  /** Resolves once the database's generated policies of `table` match `policies`; throws when they cannot. */
-  ensure(table: TableInfo, policies: PolicySet): Promise<void>;
+  /**
+   * Resolves once the database's generated policies of `table` (of `schema`: subqueries read its
+   * other tables) match `policies`; throws when they cannot.
+   */
+  ensure(table: TableInfo, policies: PolicySet, schema: SchemaSnapshot): Promise<void>;
 }
 
 export interface NativeAuthorizerDeps {
@@ -27,10 +30,10 @@ export function createNativeAuthorizer(deps: NativeAuthorizerDeps): Authorizer {
     async authorize(request): Promise<Authorization> {
       const decided = await decideInProcess(deps.policies, request);
       if (decided.kind === 'denied') return { kind: 'deny', reason: decided.reason };
-      const { table, action, user } = request;
+      const { table, action, user, schema } = request;
       const { compiled, policy, decision } = decided;
       if (decision.kind === 'deny') return decision;
-      await deps.rls.ensure(table, compiled);
+      await deps.rls.ensure(table, compiled, schema);
       const guard = action === 'create' && decision.kind === 'filter' ? ownerPreset(policy, user) : undefined;
       return guard === undefined ? ALLOW : { kind: 'allow', guard };
     },

@@ -5,7 +5,7 @@ import type { Dialect } from '../../compiler/sql/dialect.js';
 import { renderSql, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { isRestError, RestError } from '../../errors/rest-error.js';
-import type { ColumnInfo, DbSession, Returning, Row, TableInfo } from '../db/adapter.js';
+import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
 import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
 import { policyDenied } from '../enforce/denials.js';
@@ -241,9 +241,10 @@ export async function handleTableRequest(
   request: ParsedRequest,
   table: TableInfo,
   user: AuthUser,
+  schema: SchemaSnapshot,
 ): Promise<HandlerResult> {
   const action = actionOf(request);
-  const authorization = await deps.authorizer.authorize({ table, action, user });
+  const authorization = await deps.authorizer.authorize({ table, action, user, schema });
   if (authorization.kind === 'deny') throw policyDenied(user, table.name, authorization.reason);
   const ctx: Ctx = {
     deps,

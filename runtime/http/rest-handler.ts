@@ -4,7 +4,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AuthUser } from '../../compiler/types.js';
 import { isRestError, RestError } from '../../errors/rest-error.js';
-import type { DbAdapter, TableInfo } from '../db/adapter.js';
+import type { DbAdapter, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
 import { checkHealth } from '../handlers/health-handler.js';
 import { handleTableRequest, type TableHandlerDeps } from '../handlers/table-handler.js';
@@ -16,6 +16,8 @@ import { readJsonBody } from './read-json-body.js';
 /** Finds a served table by its exact name; undefined when the schema has no such table. */
 export interface SchemaLookup {
   table(name: string): Promise<TableInfo | undefined>;
+  /** The current snapshot (policies with subqueries read its other tables). */
+  get(): Promise<SchemaSnapshot>;
 }
 
 export type Authenticate = (req: Request) => AuthUser | Promise<AuthUser>;
@@ -31,10 +33,16 @@ export interface RestHandlerDeps extends TableHandlerDeps {
 
 const MAX_NAME_IN_DETAILS = 128;
 
-async function findTable(schema: SchemaLookup, name: string): Promise<TableInfo> {
+/** The table and the snapshot it was found in. */
+async function findTable(
+  schema: SchemaLookup,
+  name: string,
+): Promise<{ readonly table: TableInfo; readonly snapshot: SchemaSnapshot }> {
   let table: TableInfo | undefined;
+  let snapshot: SchemaSnapshot;
   try {
     table = await schema.table(name);
+    snapshot = await schema.get();
   } catch (e) {
     throw isRestError(e) ? e : mapDbError(e);
   }
@@ -43,7 +51,8 @@ async function findTable(schema: SchemaLookup, name: string): Promise<TableInfo>
       details: { table: name.slice(0, MAX_NAME_IN_DETAILS) },
     });
   }
-  return table;
+  // The table as the snapshot holds it: a refresh may land between the two reads.
+  return { table: snapshot.tables.get(name) ?? table, snapshot };
 }
 
 function splitUrl(url: string): { readonly path: string; readonly query: URLSearchParams } {
@@ -63,11 +72,11 @@ export function restHandler(deps: RestHandlerDeps): RequestHandler {
       return;
     }
     const user = await deps.authenticate(req);
-    const table = await findTable(deps.schema, route.table);
+    const { table, snapshot } = await findTable(deps.schema, route.table);
     const writesBody = route.operation === 'create' || route.operation === 'update';
     const body = writesBody ? await readJsonBody(req) : undefined;
     const request = parseTableRequest({ ...route, query, body, maxRows: deps.maxRows });
-    const result = await handleTableRequest(deps, request, table, user);
+    const result = await handleTableRequest(deps, request, table, user, snapshot);
     res.status(result.status).json(result.body);
   };
 }

@@ -12,7 +12,7 @@ import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../enforce
 import type { RequestRunner } from '../enforce/request-runner.js';
 import { usersFloor } from '../enforce/auth-users-floor.js';
 import { composeGuards } from '../enforce/write-guards.js';
-import { validatePolicy } from './policy-service.js';
+import { policiesIn, validatePolicy } from './policy-service.js';
 
 export interface AuthTableGuardDeps {
   /** The current schema: policies are validated against its tables and columns. */
@@ -75,8 +75,14 @@ function policiesGuard(schema: SchemaSnapshot): WriteGuard {
       for (const row of rows) validatePolicy(row, schema);
       return rows;
     },
-    async checkStoredRows(rows) {
-      for (const row of rows) validatePolicy(row, schema);
+    // The rows as stored, against every other row the transaction sees (the request's own
+    // included): a cycle closed by this write, or among the rows of one POST, is refused.
+    async checkStoredRows(rows, tx) {
+      const stored = await policiesIn(tx);
+      for (const row of rows) {
+        const id = Number(row['id']);
+        validatePolicy(row, schema, stored.filter((r) => r.id !== id));
+      }
     },
   };
 }

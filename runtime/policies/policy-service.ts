@@ -2,6 +2,7 @@
 // the CLI (`auth policy add|list`) and the HTTP side (`/auth_policies` writes) share.
 
 import { analyze, type ColumnTypes } from '../../compiler/analyze.js';
+import { findCycles } from '../../compiler/cycles.js';
 import { isPolicyAction, POLICY_ACTIONS, type PolicyAction, type PolicyRow } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import { visit, type ColumnNode, type Expr, type Position } from '../../grammar/ast.js';
@@ -10,6 +11,7 @@ import { PolicySyntaxError } from '../../grammar/policy-syntax-error.js';
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import type { DbAdapter, DbSession, Row, SchemaSnapshot } from '../db/adapter.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
+import { schemaTypesOf } from '../enforce/decide.js';
 
 export const POLICIES_TABLE = 'auth_policies';
 /** `table_name` value whose rows apply to every table (SPEC §4.2). */
@@ -102,13 +104,54 @@ export function columnTypesOf(schema: SchemaSnapshot, table: string): ColumnType
   return new Map(info.columns.map((c) => [c.name, c.type] as const));
 }
 
+/** The id a candidate policy takes while cycles are looked for among it and the stored rows. */
+const CANDIDATE_ID = -1;
+
+/** A policy row's expression for findCycles; one that does not parse reads nothing. */
+function parsedOrUndefined(row: PolicyRow): Expr | undefined {
+  try {
+    return parsePolicy(row.expression);
+  } catch (e) {
+    if (e instanceof PolicySyntaxError) return undefined;
+    throw e;
+  }
+}
+
+/** Refuses a candidate whose subqueries close a cycle with `others` (SPEC §4.4), naming the cycle. */
+function refuseCycles(
+  candidate: Omit<PolicyRow, 'id'>,
+  expr: Expr,
+  others: readonly PolicyRow[],
+  schema: SchemaSnapshot,
+): void {
+  const rows = [...others, { ...candidate, id: CANDIDATE_ID }];
+  const report = findCycles(rows, schema.tables.keys(), (row) =>
+    row.id === CANDIDATE_ID ? expr : parsedOrUndefined(row),
+  );
+  const cycle = report.cycles.find((c) => c.policyIds.includes(CANDIDATE_ID));
+  if (cycle === undefined) return;
+  const partners = [...new Set(cycle.policyIds.filter((id) => id !== CANDIDATE_ID))];
+  const withRows = partners.length === 0 ? '' : ` (with polic${partners.length === 1 ? 'y' : 'ies'} ${partners.join(', ')})`;
+  throw expressionError(
+    `the policy's subqueries make a cycle: ${cycle.path}${withRows}; a table's policy cannot read, through subqueries, a table whose policy reads it back`,
+    expr.pos,
+    'subqueries that do not lead back to this table',
+    'a cycle',
+  );
+}
+
 /**
  * SPEC §4.5: action in the list, lengths of §2, `table_name` an existing table or `all`, the
- * expression parses, and every column it names exists in that table (for `all`: checked per
- * table at request time). Throws 400 `invalid_policy`; syntax and column errors are
- * `PolicySyntaxError`s carrying line:column and what was expected.
+ * expression parses, every column it names exists in that table (for `all`: checked per table at
+ * request time), every table and column of a subquery exists, and — given the other stored rows,
+ * `others` — its subqueries close no cycle. Throws 400 `invalid_policy`; syntax, column and cycle
+ * errors are `PolicySyntaxError`s carrying line:column and what was expected.
  */
-export function validatePolicy(input: PolicyInput, schema: SchemaSnapshot): ValidatedPolicy {
+export function validatePolicy(
+  input: PolicyInput,
+  schema: SchemaSnapshot,
+  others: readonly PolicyRow[] = [],
+): ValidatedPolicy {
   const [table_name, action, expression, description] = POLICY_FIELDS.map((f) => stringField(input, f)) as [
     string,
     string,
@@ -143,10 +186,12 @@ export function validatePolicy(input: PolicyInput, schema: SchemaSnapshot): Vali
       );
     }
   }
-  const problem = analyze(expr, columns).problems[0];
+  const context = table_name === ALL_TABLES ? { schema: schemaTypesOf(schema) } : { table: table_name, schema: schemaTypesOf(schema) };
+  const problem = analyze(expr, columns, context).problems[0];
   if (problem !== undefined) {
     throw expressionError(problem.message, problem.pos, 'a well-typed condition', 'this expression');
   }
+  refuseCycles({ table_name, action, expression, description }, expr, others, schema);
   return Object.freeze({ table_name, action, expression, description, expr });
 }
 
@@ -169,7 +214,7 @@ export async function addPolicy(
   schema: SchemaSnapshot,
   input: PolicyInput,
 ): Promise<PolicyRow> {
-  const policy = validatePolicy(input, schema);
+  const policy = validatePolicy(input, schema, await listPolicies(adapter));
   const fields = ['table_name', 'action', 'expression', 'description'] as const;
   const b = new SqlBuilder(adapter.dialect)
     .append('INSERT INTO ')
@@ -187,6 +232,17 @@ export async function addPolicy(
   const result = await adapter.query(renderSql(adapter.dialect, b.build()));
   const id = result.rows[0]?.['id'] ?? result.insertId;
   return policyRowOf({ ...policy, id });
+}
+
+// Written without the dialect's quoting: the guard of `/auth_policies` writes lists the rows inside
+// the write's transaction, where only the session is at hand, and these fixed lower-case names are
+// plain identifiers in SQLite, MySQL/MariaDB and PostgreSQL alike.
+const STORED_POLICIES_SQL = `SELECT ${POLICY_COLUMNS.join(', ')} FROM ${POLICIES_TABLE} ORDER BY id`;
+
+/** Every policy row, by id, as `session` (a write's transaction) sees them. */
+export async function policiesIn(session: DbSession): Promise<readonly PolicyRow[]> {
+  const result = await session.query({ text: STORED_POLICIES_SQL, values: [] });
+  return Object.freeze(result.rows.map(policyRowOf));
 }
 
 /** Every policy row, by id. */

@@ -7,7 +7,7 @@
 
 import type { PolicySet } from '../../compiler/policy-set.js';
 import { RestError } from '../../errors/rest-error.js';
-import type { DbAdapter, TableInfo } from '../db/adapter.js';
+import type { DbAdapter, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { isPgAdapter } from '../db/pg-adapter.js';
 import type { RequestRunner } from '../enforce/request-runner.js';
 import type { Authorizer } from '../enforce/authorizer.js';
@@ -130,11 +130,11 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   // Every new policy snapshot starts a reconcile (below) before a request can use it; while one is
   // under way the database may hold an intermediate state (rows read between two changes), so a
   // request waits for it rather than trusting the last state — even one whose hash matches.
-  const ensure = async (table: TableInfo, policies: PolicySet): Promise<void> => {
+  const ensure = async (table: TableInfo, policies: PolicySet, schema: SchemaSnapshot): Promise<void> => {
     if (queued !== undefined || running !== undefined) await idle();
     const mark = tampered.get(table.name);
     if (mark !== undefined) throw notEnforced(table.name, mark.found);
-    const expected = tableRls(table, policies, role).hash;
+    const expected = tableRls(table, policies, role, schema).hash;
     if (state.applied.get(table.name) === expected) return;
     const key = `${table.name}\u0000${expected}`;
     if (!attempted.has(key)) {

@@ -7,7 +7,7 @@
 
 import pg from 'pg';
 import { rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
-import { SESSION_SETTINGS, sessionSettingValues } from '../../compiler/rls/session-settings.js';
+import { SESSION_SETTINGS, TABLE_SETTING, sessionSettingValues } from '../../compiler/rls/session-settings.js';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
@@ -51,7 +51,11 @@ export interface NativeRunnerOptions {
 // table's ACCESS SHARE lock, as the login role, before the check runs: DDL that changes policies or
 // RLS takes ACCESS EXCLUSIVE, so it either committed before the check (which then sees it) or waits
 // until this transaction ends — it can never land between the check and the request's statement.
-const STAMP_PARAM = SESSION_SETTINGS.length + 2;
+//
+// rest.table (TABLE_SETTING) comes last: a table that another table's subquery reads shows that
+// subquery its read policy (compiler/rls/compile-rls.ts).
+const SETTINGS = [...SESSION_SETTINGS, TABLE_SETTING];
+const STAMP_PARAM = SETTINGS.length + 2;
 const GENERATED = rlsPolicyNames('').length;
 const settingsSql = new Map<string, string>();
 
@@ -67,7 +71,7 @@ function settingsFor(table: string): string {
   OR (SELECT count(*) FROM pg_catalog.pg_policy p
       JOIN pg_catalog.pg_description d ON d.classoid = 'pg_catalog.pg_policy'::regclass AND d.objoid = p.oid AND d.objsubid = 0
       WHERE p.polrelid = ${relation} AND p.polname IN (${names}) AND ${intactSql('d.description', 'p.xmin')}) = ${GENERATED})`;
-  text = `SELECT set_config('role', $1, true), ${SESSION_SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')},
+  text = `SELECT set_config('role', $1, true), ${SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')},
   (SELECT true FROM ONLY ${postgresDialect.quoteIdent(table)} LIMIT 0) AS table_locked,
   1 / (row_security_active(${relation}) AND ${intact})::int AS rls_in_force`;
   settingsSql.set(table, text);
@@ -105,7 +109,7 @@ const settingValues = (
   stamp: string | undefined,
 ): string[] => [
   role,
-  ...sessionSettingValues(user, context.action).map((s) => s.value),
+  ...sessionSettingValues(user, context.action, context.table).map((s) => s.value),
   // xid 0 is no transaction's id: the stamp check falls through to the comments.
   stamp ?? '0',
 ];

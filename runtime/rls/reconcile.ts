@@ -14,7 +14,7 @@ import { postgresDialect } from '../../compiler/sql/dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { PolicyRow } from '../../compiler/types.js';
 import type { DbAdapter, DbSession, SchemaSnapshot, TableInfo } from '../db/adapter.js';
-import { policyColumnTypes } from '../enforce/decide.js';
+import { policyColumnTypes, schemaTypesOf } from '../enforce/decide.js';
 import { listPolicies, POLICIES_TABLE } from '../policies/policy-service.js';
 import { secretColumnsOf } from '../auth/secret-columns.js';
 import { RLS_LOCK_KEY, tableOwnership } from './privileges.js';
@@ -42,14 +42,23 @@ export interface RlsState {
   readonly dropped: readonly string[];
 }
 
-const ddlCache = new WeakMap<PolicySet, WeakMap<TableInfo, Map<string, TableRls>>>();
+const ddlCache = new WeakMap<PolicySet, WeakMap<SchemaSnapshot, WeakMap<TableInfo, Map<string, TableRls>>>>();
 
-/** The generated DDL of one table for `role`, memoised per policy set, table snapshot and role. */
-export function tableRls(table: TableInfo, policies: PolicySet, role: string): TableRls {
-  let perTable = ddlCache.get(policies);
+/**
+ * The generated DDL of one table of `schema` for `role`, memoised per policy set, schema snapshot,
+ * table and role: a table's DDL also depends on the other tables (their columns, in subqueries,
+ * and whether some subquery reads this one).
+ */
+export function tableRls(table: TableInfo, policies: PolicySet, role: string, schema: SchemaSnapshot): TableRls {
+  let perSchema = ddlCache.get(policies);
+  if (perSchema === undefined) {
+    perSchema = new WeakMap();
+    ddlCache.set(policies, perSchema);
+  }
+  let perTable = perSchema.get(schema);
   if (perTable === undefined) {
     perTable = new WeakMap();
-    ddlCache.set(policies, perTable);
+    perSchema.set(schema, perTable);
   }
   let perRole = perTable.get(table);
   if (perRole === undefined) {
@@ -63,6 +72,7 @@ export function tableRls(table: TableInfo, policies: PolicySet, role: string): T
     columns: policyColumnTypes(table),
     policies,
     roles: [role],
+    schema: schemaTypesOf(schema),
   });
   const rls: TableRls = Object.freeze({
     statements: Object.freeze(statements),
@@ -247,7 +257,7 @@ export async function reconcileRls(
     for (const table of options.schema.tables.values()) {
       const current = state.get(table.name);
       if (current === undefined || refused.has(table.name)) continue;
-      const rls = tableRls(table, policies, role);
+      const rls = tableRls(table, policies, role, options.schema);
       const names = rlsPolicyNames(table.name);
       names.forEach((n) => wanted.add(`${table.name}\u0000${n}`));
       await grant(tx, role, table, current.granted);

@@ -5,7 +5,7 @@ import { basename, extname } from 'node:path';
 import { compilePolicySet, type PolicySet } from '../../compiler/policy-set.js';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
 import type { PolicyRow } from '../../compiler/types.js';
-import type { DbAdapter, TableInfo } from '../db/adapter.js';
+import type { DbAdapter, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { parseDbUrl } from '../db/parse-db-url.js';
 import { tableRls } from './reconcile.js';
 import { requestRoleName } from './request-role.js';
@@ -15,20 +15,21 @@ export interface TableDdl {
   readonly statements: readonly string[];
 }
 
-/** One table's DDL for `role`, from an already compiled policy set. */
-export const tableDdl = (table: TableInfo, policies: PolicySet, role: string): TableDdl => ({
+/** One table of `schema`'s DDL for `role`, from an already compiled policy set. */
+export const tableDdl = (table: TableInfo, policies: PolicySet, role: string, schema: SchemaSnapshot): TableDdl => ({
   table: table.name,
-  statements: tableRls(table, policies, role).statements,
+  statements: tableRls(table, policies, role, schema).statements,
 });
 
-/** The DDL of each table as the server applies it, in the order given. */
+/** The DDL of each table of `schema` as the server applies it, in the order given. */
 export function compileTablesDdl(
   rows: readonly PolicyRow[],
   tables: readonly TableInfo[],
   role: string,
+  schema: SchemaSnapshot,
 ): TableDdl[] {
   const policies = compilePolicySet(rows, postgresDialect);
-  return tables.map((t) => tableDdl(t, policies, role));
+  return tables.map((t) => tableDdl(t, policies, role, schema));
 }
 
 /**

@@ -28,6 +28,7 @@ const bob: AuthUser = { id: 2, username: null, is_admin: false, is_authenticated
 const input: ExplainInput = {
   rows,
   table: todos,
+  schema: { tables: new Map([[todos.name, todos]]) },
   action: 'update',
   user: bob,
   adapter: { kind: 'sqlite', dialect: sqliteDialect },

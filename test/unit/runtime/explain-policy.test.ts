@@ -11,7 +11,7 @@ import {
   type ColumnType,
   type PolicyRow,
 } from '../../../compiler/types.js';
-import type { ColumnInfo, TableInfo } from '../../../runtime/db/adapter.js';
+import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../../../runtime/db/adapter.js';
 import { explainPolicy, type ExplainInput } from '../../../runtime/explain-policy.js';
 import { compileTablesDdl } from '../../../runtime/rls/rls-ddl.js';
 
@@ -44,9 +44,12 @@ const notes = table('notes', { id: 'integer', user_id: 'integer', body: 'text' }
 const docs = table('docs', { id: 'integer', title: 'text' });
 const users = table('auth_users', { id: 'integer', username: 'text', is_admin: 'boolean' });
 
+const SCHEMA: SchemaSnapshot = { tables: new Map([notes, docs, users].map((t) => [t.name, t])) };
+
 const portable = (t: TableInfo, action: Action, u: AuthUser): ExplainInput => ({
   rows: SEED,
   table: t,
+  schema: SCHEMA,
   action,
   user: u,
   adapter: { kind: 'sqlite', dialect: sqliteDialect },
@@ -161,7 +164,7 @@ describe('explainPolicy: the native path', () => {
     const e = await explainPolicy(native(notes, 'read', user(2)));
     expect(e.native_rls).toBe(true);
     // The DDL `policy compile` prints for the table and role, as the reconciler applies it.
-    expect(e.rls_ddl).toEqual(compileTablesDdl(SEED, [notes], 'rest_request_app')[0]?.statements);
+    expect(e.rls_ddl).toEqual(compileTablesDdl(SEED, [notes], 'rest_request_app', SCHEMA)[0]?.statements);
     expect(e.rls_ddl?.find((s) => s.startsWith('CREATE POLICY "rest_notes_select"'))).toContain(OWNER_RLS);
     expect(e.decision).toEqual({
       kind: 'filter',
@@ -175,6 +178,7 @@ describe('explainPolicy: the native path', () => {
         { name: 'rest.is_authenticated', value: 'true' },
         { name: 'rest.claims', value: '{"user_id":2,"is_admin":false}' },
         { name: 'rest.action', value: 'read' },
+        { name: 'rest.table', value: 'notes' },
       ],
     });
   });

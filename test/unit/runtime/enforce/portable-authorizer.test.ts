@@ -8,7 +8,7 @@ import {
   type ColumnType,
   type PolicyRow,
 } from '../../../../compiler/types.js';
-import type { ColumnInfo, DbSession, TableInfo } from '../../../../runtime/db/adapter.js';
+import type { ColumnInfo, DbSession, SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
 import type { Authorization } from '../../../../runtime/enforce/authorizer.js';
 import { createPortableAuthorizer } from '../../../../runtime/enforce/portable-authorizer.js';
 import { RestError } from '../../../../errors/rest-error.js';
@@ -68,6 +68,9 @@ const plain = table('plain', { id: 'integer', body: 'text' });
 const articles = table('articles', { id: 'integer', author_id: 'integer', published: 'boolean' });
 const users = table('auth_users', { id: 'integer', username: 'text', password: 'text', is_admin: 'boolean' });
 
+/** No other table: these policies have no subqueries. */
+const NO_SCHEMA: SchemaSnapshot = { tables: new Map() };
+
 const authorizer = createPortableAuthorizer({
   policies: { get: async () => ({ rows: SEED, compiled: compilePolicySet(SEED, sqliteDialect) }) },
 });
@@ -78,7 +81,7 @@ const noSession: DbSession = {
 };
 
 const decide = async (t: TableInfo, action: Action, u: AuthUser): Promise<Authorization> =>
-  authorizer.authorize({ table: t, action, user: u });
+  authorizer.authorize({ schema: NO_SCHEMA, table: t, action, user: u });
 
 async function rejection(p: Promise<unknown>): Promise<RestError> {
   try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS } from '../../../../compiler/types.js';
-import type { DbSession, TableInfo } from '../../../../runtime/db/adapter.js';
+import type { DbSession, SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
 import type { RequestRunner, RunContext } from '../../../../runtime/enforce/request-runner.js';
 import { publicAuthorizer, type WriteGuard } from '../../../../runtime/enforce/authorizer.js';
 import { composeGuards } from '../../../../runtime/enforce/write-guards.js';
@@ -17,6 +17,9 @@ const table = (name: string): TableInfo => ({
   columnsByName: new Map(),
   primaryKey: ['id'],
 });
+
+/** No other table: these policies have no subqueries. */
+const NO_SCHEMA: SchemaSnapshot = { tables: new Map() };
 
 describe('composeGuards', () => {
   it('runs the first guard, then the second, on every hook', async () => {
@@ -46,13 +49,13 @@ describe('withAuthTableGuards', () => {
   });
 
   it('hashes a password and derives the username key on auth_users writes', async () => {
-    const a = await authorizer.authorize({ table: table('auth_users'), action: 'create', user: ANONYMOUS });
+    const a = await authorizer.authorize({ schema: NO_SCHEMA, table: table('auth_users'), action: 'create', user: ANONYMOUS });
     if (a.kind === 'deny') throw new Error('denied');
     const [row] =
       (await a.guard?.prepareCreate?.([{ username: 'Élise', password: 'password123' }], session)) ?? [];
     expect(row).toMatchObject({ username: 'Élise', username_key: 'élise', is_admin: false });
     expect(String(row?.['password'])).toMatch(/^\$2b\$10\$/);
-    const update = await authorizer.authorize({
+    const update = await authorizer.authorize({ schema: NO_SCHEMA,
       table: table('auth_users'),
       action: 'update',
       user: ANONYMOUS,
@@ -65,7 +68,7 @@ describe('withAuthTableGuards', () => {
   });
 
   it('refuses the hidden key and leaves other tables and reads alone', async () => {
-    const update = await authorizer.authorize({
+    const update = await authorizer.authorize({ schema: NO_SCHEMA,
       table: table('auth_users'),
       action: 'update',
       user: ANONYMOUS,
@@ -74,11 +77,11 @@ describe('withAuthTableGuards', () => {
     await expect(update.guard?.preparePatch?.({ username_key: 'x' }, session)).rejects.toMatchObject({
       code: 'unknown_column',
     });
-    expect(await authorizer.authorize({ table: table('notes'), action: 'create', user: ANONYMOUS })).toEqual({
+    expect(await authorizer.authorize({ schema: NO_SCHEMA, table: table('notes'), action: 'create', user: ANONYMOUS })).toEqual({
       kind: 'allow',
     });
     expect(
-      await authorizer.authorize({ table: table('auth_users'), action: 'read', user: ANONYMOUS }),
+      await authorizer.authorize({ schema: NO_SCHEMA, table: table('auth_users'), action: 'read', user: ANONYMOUS }),
     ).toEqual({ kind: 'allow' });
   });
 });
@@ -117,7 +120,7 @@ describe('the floor on auth_users', () => {
   it.each(['id', 'password', 'is_admin'])(
     'refuses a non-admin writing %s, before hashing anything',
     async (column) => {
-      const a = await floored.authorize({ table: table('auth_users'), action: 'update', user: alice });
+      const a = await floored.authorize({ schema: NO_SCHEMA, table: table('auth_users'), action: 'update', user: alice });
       if (a.kind === 'deny') throw new Error('denied');
       await expect(a.guard?.preparePatch?.({ [column]: 'x' }, session)).rejects.toMatchObject({
         status: 403,
@@ -129,7 +132,7 @@ describe('the floor on auth_users', () => {
 
   it('lets an admin write them', async () => {
     const admin = { ...alice, is_admin: true };
-    const a = await floored.authorize({ table: table('auth_users'), action: 'update', user: admin });
+    const a = await floored.authorize({ schema: NO_SCHEMA, table: table('auth_users'), action: 'update', user: admin });
     if (a.kind === 'deny') throw new Error('denied');
     await expect(a.guard?.preparePatch?.({ is_admin: true }, session)).resolves.toEqual({ is_admin: true });
   });

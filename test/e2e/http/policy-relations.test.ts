@@ -1,0 +1,348 @@
+// Policies that follow relations (SPEC §4.3–4.5, issue 15) through real HTTP on every database,
+// PostgreSQL with native RLS and without: team membership, a sharing table and a role table for
+// read, read_mine, create, update and delete; the inner table seen through its own read policy;
+// anonymous requests; unknown tables and cycles refused when the policy is written.
+
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { DialectName } from '../../../compiler/types.js';
+import type { Reply } from '../../support/http.js';
+import {
+  expectStatus,
+  forEachAuthDatabase,
+  idsOf,
+  resetRows,
+  setPolicies,
+  tableRows,
+  type PolicyContext,
+} from './policy-support.js';
+
+const TABLES: Readonly<Record<string, string>> = {
+  tasks: 'team_id {int}, title varchar(100)',
+  memberships: 'team_id {int}, user_id {int}',
+  papers: 'title varchar(100)',
+  shares: 'paper_id {int}, user_id {int}',
+  articles: 'title varchar(100)',
+  user_roles: 'user_id {int}, role varchar(20)',
+};
+
+const ID: Readonly<Record<DialectName, string>> = {
+  postgres: 'id serial PRIMARY KEY',
+  mysql: 'id int AUTO_INCREMENT PRIMARY KEY',
+  sqlite: 'id INTEGER PRIMARY KEY AUTOINCREMENT',
+};
+const INT: Readonly<Record<DialectName, string>> = { postgres: 'integer', mysql: 'int', sqlite: 'INTEGER' };
+
+const ddlFor = (kind: DialectName): string[] =>
+  Object.entries(TABLES).map(
+    ([table, columns]) => `CREATE TABLE ${table} (${ID[kind]}, ${columns.replaceAll('{int}', INT[kind])})`,
+  );
+
+const DDL: Readonly<Record<DialectName, readonly string[]>> = {
+  postgres: ddlFor('postgres'),
+  mysql: ddlFor('mysql'),
+  sqlite: ddlFor('sqlite'),
+};
+
+const TEAM = 'team_id in (select team_id from memberships where user_id = auth_user.id)';
+const SHARED =
+  'exists (select from shares where shares.paper_id = papers.id and shares.user_id = auth_user.id)';
+const EDITOR = "exists (select from user_roles where user_id = auth_user.id and role = 'editor')";
+
+const errorOf = (reply: Reply): { code?: string; message?: string; details?: Record<string, unknown> } =>
+  (reply.json as { error: { code?: string; message?: string; details?: Record<string, unknown> } }).error;
+
+forEachAuthDatabase(
+  'relation policies',
+  (ctx) => {
+    beforeEach(async () => {
+      const { admin, alice, bob } = ctx();
+      await resetRows(
+        ctx(),
+        'memberships',
+        ['id', 'team_id', 'user_id'],
+        [
+          [1, 1, alice.id],
+          [2, 2, bob.id],
+          [3, 3, admin.id],
+        ],
+      );
+      await resetRows(
+        ctx(),
+        'tasks',
+        ['id', 'team_id', 'title'],
+        [
+          [1, 1, 'team 1'],
+          [2, 2, 'team 2'],
+          [3, 3, 'team 3'],
+          [4, null, 'no team'],
+        ],
+      );
+      await resetRows(
+        ctx(),
+        'papers',
+        ['id', 'title'],
+        [
+          [1, 'shared with alice'],
+          [2, 'shared with bob'],
+          [3, 'shared with both'],
+          [4, 'shared with nobody'],
+        ],
+      );
+      await resetRows(
+        ctx(),
+        'shares',
+        ['id', 'paper_id', 'user_id'],
+        [
+          [1, 1, alice.id],
+          [2, 2, bob.id],
+          [3, 3, alice.id],
+          [4, 3, bob.id],
+          [5, 10, alice.id],
+        ],
+      );
+      await resetRows(
+        ctx(),
+        'articles',
+        ['id', 'title'],
+        [
+          [1, 'one'],
+          [2, 'two'],
+        ],
+      );
+      await resetRows(
+        ctx(),
+        'user_roles',
+        ['id', 'user_id', 'role'],
+        [
+          [1, alice.id, 'editor'],
+          [2, bob.id, 'viewer'],
+        ],
+      );
+    });
+
+    /** Each inner table shows a user their own rows. */
+    const OWN_ROWS = ['memberships', 'shares', 'user_roles'].map((table_name) => ({
+      table_name,
+      action: 'read',
+      expression: 'user_id = auth_user.id',
+    }));
+
+    describe('team membership: team_id in (select team_id from memberships where …)', () => {
+      beforeEach(async () => {
+        await setPolicies(ctx(), [...OWN_ROWS, { table_name: 'tasks', action: 'all', expression: TEAM }]);
+      });
+
+      it('read and read_mine show the tasks of the teams the user belongs to; anonymous is 401', async () => {
+        const { http, alice, bob, admin } = ctx();
+        expect(idsOf(await http.get('/tasks', alice.auth))).toEqual([1]);
+        expect(idsOf(await http.get('/tasks', bob.auth))).toEqual([2]);
+        expect(idsOf(await http.get('/tasks', admin.auth))).toEqual([3]);
+        expect(idsOf(await http.get('/tasks?mine', alice.auth))).toEqual([1]);
+        expect((await http.get('/tasks?count', bob.auth)).json).toEqual({ count: 1 });
+        expectStatus(await http.get('/tasks'), 401);
+        expectStatus(await http.get('/tasks?mine'), 401);
+      });
+
+      it("create is judged on the stored row: one's own team only, nothing written otherwise", async () => {
+        const { http, alice } = ctx();
+        const created = await http.post('/tasks', { team_id: 1, title: 'new' }, alice.auth);
+        expect(created.status, created.text).toBe(201);
+        expectStatus(
+          await http.post('/tasks', { team_id: 2, title: 'elsewhere' }, alice.auth),
+          403,
+          'policy_check_failed',
+        );
+        expectStatus(
+          await http.post(
+            '/tasks',
+            [
+              { team_id: 1, title: 'ok' },
+              { team_id: null, title: 'none' },
+            ],
+            alice.auth,
+          ),
+          403,
+          'policy_check_failed',
+        );
+        expectStatus(await http.post('/tasks', { team_id: 1, title: 'x' }), 401);
+        expect((await tableRows(ctx(), 'tasks', ['team_id', 'title'])).map((r) => r['title'])).toEqual([
+          'team 1',
+          'team 2',
+          'team 3',
+          'no team',
+          'new',
+        ]);
+      });
+
+      it("update filters to one's teams and the changed row must stay in them; delete filters", async () => {
+        const { http, alice } = ctx();
+        const patched = await http.patch('/tasks/1', { title: 'edited' }, alice.auth);
+        expect(patched.status, patched.text).toBe(200);
+        expectStatus(await http.patch('/tasks/2', { title: 'not mine' }, alice.auth), 404, 'not_found');
+        expectStatus(await http.patch('/tasks/1', { team_id: 2 }, alice.auth), 403, 'policy_check_failed');
+        expect((await http.patch('/tasks?id=gt.0', { title: 'all of mine' }, alice.auth)).status).toBe(200);
+        expectStatus(await http.delete('/tasks/2', alice.auth), 404, 'not_found');
+        expect((await http.delete('/tasks?id=gt.0', alice.auth)).json).toEqual({ deleted: 1 });
+        expect(await tableRows(ctx(), 'tasks', ['id', 'team_id', 'title'])).toEqual([
+          { id: 2, team_id: 2, title: 'team 2' },
+          { id: 3, team_id: 3, title: 'team 3' },
+          { id: 4, team_id: null, title: 'no team' },
+        ]);
+      });
+
+      it("the subquery sees memberships through memberships' own read policy", async () => {
+        const { http, alice, admin } = ctx();
+        await setPolicies(ctx(), [
+          { table_name: 'memberships', action: 'read', expression: 'auth_user.is_admin' },
+          { table_name: 'tasks', action: 'all', expression: TEAM },
+        ]);
+        // alice can read no membership, so no task: auth_user alone decides it (403, not an empty list).
+        expectStatus(await http.get('/tasks', alice.auth), 403);
+        expectStatus(await http.post('/tasks', { team_id: 1, title: 'x' }, alice.auth), 403);
+        expect(idsOf(await http.get('/tasks', admin.auth))).toEqual([3]);
+        expect(idsOf(await http.get('/memberships', admin.auth))).toEqual([1, 2, 3]);
+      });
+    });
+
+    describe('sharing table: exists (select from shares where shares.paper_id = papers.id and …)', () => {
+      beforeEach(async () => {
+        await setPolicies(ctx(), [...OWN_ROWS, { table_name: 'papers', action: 'all', expression: SHARED }]);
+      });
+
+      it('read and read_mine show the papers shared with the user; anonymous is 401', async () => {
+        const { http, alice, bob, admin } = ctx();
+        expect(idsOf(await http.get('/papers', alice.auth))).toEqual([1, 3]);
+        expect(idsOf(await http.get('/papers', bob.auth))).toEqual([2, 3]);
+        expect(idsOf(await http.get('/papers', admin.auth))).toEqual([]);
+        expect(idsOf(await http.get('/papers?mine', bob.auth))).toEqual([2, 3]);
+        expectStatus(await http.get('/papers'), 401);
+      });
+
+      it('create needs a share of the new row; update and delete filter', async () => {
+        const { http, alice, bob } = ctx();
+        expect((await http.post('/papers', { id: 10, title: 'pre-shared' }, alice.auth)).status).toBe(201);
+        expectStatus(
+          await http.post('/papers', { id: 11, title: 'unshared' }, alice.auth),
+          403,
+          'policy_check_failed',
+        );
+        expectStatus(await http.patch('/papers/2', { title: 'x' }, alice.auth), 404, 'not_found');
+        expect((await http.patch('/papers/3', { title: 'edited' }, bob.auth)).status).toBe(200);
+        // The changed row must still be shared: moving it to an id nobody shares is refused.
+        expectStatus(await http.patch('/papers/1', { id: 12 }, alice.auth), 403, 'policy_check_failed');
+        expectStatus(await http.delete('/papers/2', alice.auth), 404, 'not_found');
+        expect((await http.delete('/papers/1', alice.auth)).json).toEqual({ deleted: 1 });
+        expect(await tableRows(ctx(), 'papers', ['id', 'title'])).toEqual([
+          { id: 2, title: 'shared with bob' },
+          { id: 3, title: 'edited' },
+          { id: 4, title: 'shared with nobody' },
+          { id: 10, title: 'pre-shared' },
+        ]);
+      });
+    });
+
+    describe("role table: exists (select from user_roles where user_id = auth_user.id and role = 'editor')", () => {
+      beforeEach(async () => {
+        await setPolicies(ctx(), [
+          ...OWN_ROWS,
+          { table_name: 'articles', action: 'all', expression: EDITOR },
+        ]);
+      });
+
+      it('editors read everything, others nothing; anonymous is 401', async () => {
+        const { http, alice, bob } = ctx();
+        expect(idsOf(await http.get('/articles', alice.auth))).toEqual([1, 2]);
+        expect(idsOf(await http.get('/articles?mine', alice.auth))).toEqual([1, 2]);
+        expect(idsOf(await http.get('/articles', bob.auth))).toEqual([]);
+        expectStatus(await http.get('/articles'), 401);
+      });
+
+      it('editors create, update and delete; others cannot', async () => {
+        const { http, alice, bob } = ctx();
+        expect((await http.post('/articles', { id: 3, title: 'three' }, alice.auth)).status).toBe(201);
+        expectStatus(
+          await http.post('/articles', { id: 4, title: 'four' }, bob.auth),
+          403,
+          'policy_check_failed',
+        );
+        expect((await http.patch('/articles/1', { title: 'uno' }, alice.auth)).status).toBe(200);
+        expectStatus(await http.patch('/articles/2', { title: 'dos' }, bob.auth), 404, 'not_found');
+        expect((await http.delete('/articles?id=gt.0', bob.auth)).json).toEqual({ deleted: 0 });
+        expect((await http.delete('/articles/2', alice.auth)).json).toEqual({ deleted: 1 });
+        expect(await tableRows(ctx(), 'articles', ['id', 'title'])).toEqual([
+          { id: 1, title: 'uno' },
+          { id: 3, title: 'three' },
+        ]);
+      });
+    });
+
+    describe('validation when the policy is written (POST /auth_policies)', () => {
+      const add = (c: PolicyContext, table_name: string, expression: string): Promise<Reply> =>
+        c.http.post(
+          '/auth_policies',
+          { table_name, action: 'read', expression, description: 'x' },
+          c.admin.auth,
+        );
+      const policyCount = async (c: PolicyContext): Promise<number> =>
+        (await c.sql.rows('SELECT id FROM auth_policies')).length;
+
+      it('refuses a subquery on an unknown table or column, naming it with its position', async () => {
+        const c = ctx();
+        await setPolicies(c, []);
+        const unknownTable = await add(
+          c,
+          'tasks',
+          'team_id in (select team_id from teams where user_id = 1)',
+        );
+        expectStatus(unknownTable, 400, 'invalid_policy');
+        expect(errorOf(unknownTable)).toMatchObject({
+          message: "table 'teams' does not exist at 1:33",
+          details: { line: 1, column: 33 },
+        });
+        const unknownColumn = await add(c, 'tasks', 'exists (select from memberships where member = 1)');
+        expectStatus(unknownColumn, 400, 'invalid_policy');
+        expect(errorOf(unknownColumn).message).toBe(
+          "column 'member' does not exist in table 'memberships' at 1:39",
+        );
+        expect(await policyCount(c)).toBe(3);
+      });
+
+      it('refuses a cycle through subqueries, spelled out, and writes nothing', async () => {
+        const c = ctx();
+        await setPolicies(c, [{ table_name: 'tasks', action: 'all', expression: TEAM }]);
+        const cycle = await add(
+          c,
+          'memberships',
+          'exists (select from tasks where tasks.team_id = memberships.team_id)',
+        );
+        expectStatus(cycle, 400, 'invalid_policy');
+        expect(errorOf(cycle).message).toMatch(
+          /cycle: (tasks → memberships → tasks|memberships → tasks → memberships)/,
+        );
+        const self = await add(c, 'papers', 'exists (select from papers where id = 1)');
+        expectStatus(self, 400, 'invalid_policy');
+        expect(errorOf(self).message).toMatch(/cycle: papers → papers/);
+        // Two rows of one request that close a cycle between them are refused together.
+        const pair = await c.http.post(
+          '/auth_policies',
+          [
+            {
+              table_name: 'shares',
+              action: 'read',
+              expression: 'exists (select from articles where id = 1)',
+            },
+            {
+              table_name: 'articles',
+              action: 'read',
+              expression: 'exists (select from shares where id = 1)',
+            },
+          ].map((p) => ({ ...p, description: 'x' })),
+          c.admin.auth,
+        );
+        expectStatus(pair, 400, 'invalid_policy');
+        expect(await policyCount(c)).toBe(4);
+      });
+    });
+  },
+  { ddl: DDL },
+);
