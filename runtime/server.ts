@@ -1,19 +1,24 @@
 // The composition root of the HTTP server: adapter + schema cache + app, listening on
-// `config.addr`; close() stops accepting, lets in-flight requests finish and closes the pool.
+// `config.addr`; close() drains the server (every accepted request is answered) and closes the pool.
 
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RestError } from '../errors/rest-error.js';
 import { createApp, systemClock, type Clock } from './app.js';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Config, type ListenAddress } from './config.js';
 import type { DbAdapter } from './db/adapter.js';
 import { createAdapter } from './db/create-adapter.js';
+import { createDrainingServer, type DrainingServer } from './http/draining-server.js';
 import type { Logger } from './logger.js';
 import { wireAuth, type AuthWiring } from './wire-auth.js';
 import { createSchemaCache } from './schema-cache.js';
 
-/** In-flight requests get this long after close() before their connections are cut. */
+/** Requests get this long after close() before their connections are cut. */
 export const SHUTDOWN_GRACE_MS = 8000;
+/** A connection without a request in progress is kept this long after close() for one to arrive. */
+const IDLE_GRACE_MS = 1000;
+/** Then the pool gets this long: a statement still running is abandoned, so the process exits within 10 s. */
+const POOL_CLOSE_MS = 1500;
 
 export interface ServerHandle {
   /** The bound address, `host:port` (IPv6 hosts in brackets). */
@@ -28,6 +33,8 @@ export interface ServerHandle {
 export interface StartOptions {
   readonly logger: Logger;
   readonly clock?: Clock;
+  /** Default SHUTDOWN_GRACE_MS. */
+  readonly shutdownGraceMs?: number;
 }
 
 function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
@@ -50,6 +57,17 @@ function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
   });
 }
 
+/** True when `work` settles within `ms` (rejecting if it does); false, leaving it running, if not. */
+async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function describe(info: AddressInfo): { address: string; url: string } {
   const bracket = (h: string): string => (h.includes(':') ? `[${h}]` : h);
   const unspecified = info.address === '::' || info.address === '0.0.0.0';
@@ -66,7 +84,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     statementTimeoutMs: config.db.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
   });
   const schema = createSchemaCache(adapter);
-  let server: Server;
+  let http: DrainingServer;
   let info: AddressInfo;
   let auth: AuthWiring | undefined;
   try {
@@ -83,8 +101,8 @@ export async function startServer(config: Config, options: StartOptions): Promis
       runner: auth.runner,
       ...(auth.authRoutes === undefined ? {} : { authRoutes: auth.authRoutes }),
     });
-    server = createServer(app);
-    info = await listen(server, config.addr);
+    http = createDrainingServer(app);
+    info = await listen(http.server, config.addr);
   } catch (e) {
     await auth?.close();
     await adapter.close();
@@ -98,18 +116,26 @@ export async function startServer(config: Config, options: StartOptions): Promis
     `listening on ${url} (database ${adapter.kind}, auth ${onOff(config.auth.enabled)}, rls ${onOff(config.db.rls)})`,
   );
 
+  const graceMs = options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
-      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      force.unref();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
+      await http.drain({
+        graceMs,
+        idleMs: Math.min(IDLE_GRACE_MS, graceMs),
+        stoppedAccepting: () =>
+          logger.info({ graceMs }, 'stopped accepting connections; answering the requests of those accepted'),
       });
-      clearTimeout(force);
-      await wired.close();
-      await adapter.close();
+      const connections = (async () => {
+        await wired.close();
+        await adapter.close();
+      })();
+      if (!(await settlesWithin(connections, POOL_CLOSE_MS))) {
+        logger.warn(
+          { waitedMs: POOL_CLOSE_MS },
+          'the database connections did not close in time (a statement is still running); not waiting for them',
+        );
+      }
     })());
   return { address, url, adapter, close };
 }

@@ -1,5 +1,5 @@
 // `rest [flags]` / `rest serve [flags]`: runs the HTTP server until SIGTERM or SIGINT, then
-// shuts down gracefully (in-flight requests finish, the pool closes) and exits 0.
+// shuts down gracefully (every accepted request is answered, the pool closes) and exits 0.
 
 import { setFlagsFromString } from 'node:v8';
 import type { CommandModule } from 'yargs';
@@ -16,6 +16,20 @@ function logLevelFromEnv(): LogLevel {
   if (!isLogLevel(level))
     throw new RestError('usage', 'invalid_config', `REST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return level;
+}
+
+/** Hidden: tests shorten the shutdown grace (default SHUTDOWN_GRACE_MS) instead of waiting 8 s. */
+function shutdownGraceFromEnv(): { shutdownGraceMs?: number } {
+  const text = process.env['REST_SHUTDOWN_GRACE_MS'];
+  if (text === undefined || text === '') return {};
+  const ms = Number(text);
+  if (!Number.isSafeInteger(ms) || ms < 1)
+    throw new RestError(
+      'usage',
+      'invalid_config',
+      `REST_SHUTDOWN_GRACE_MS must be a number of milliseconds (got "${text}")`,
+    );
+  return { shutdownGraceMs: ms };
 }
 
 function nextStopSignal(): Promise<NodeJS.Signals> {
@@ -48,10 +62,11 @@ export async function serve(args: GlobalArgs): Promise<void> {
   boundHeapGrowth();
   const config = loadConfig({ flags: args, env: process.env });
   const logger = createLogger({ level: logLevelFromEnv() });
+  const grace = shutdownGraceFromEnv();
   const stopped = nextStopSignal();
   // Loaded here so that the other commands and --help never load express and the request path.
   const { startServer } = await import('../../runtime/server.js');
-  const server = await startServer(config, { logger });
+  const server = await startServer(config, { logger, ...grace });
   const signal = await stopped;
   logger.info({ signal }, `${signal}: finishing in-flight requests and shutting down`);
   await server.close();

@@ -99,6 +99,7 @@ describe('rest serve (real process)', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const exit = p.stop('SIGTERM');
     await p.waitForLine((l) => l.includes('SIGTERM'));
+    await p.waitForLine((l) => l.includes('stopped accepting connections'));
     await expect(fetch(`http://${hostname}:${port}/`)).rejects.toThrow();
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(p.child.exitCode).toBeNull();
