@@ -15,7 +15,7 @@ import { createSchemaCache } from './schema-cache.js';
 
 /** Requests get this long after close() before their connections are cut. */
 export const SHUTDOWN_GRACE_MS = 8000;
-/** A connection without a request in progress is kept this long after close() for one to arrive. */
+/** A connection without a request in progress is kept this long, once no more are accepted, for one to arrive. */
 const IDLE_GRACE_MS = 1000;
 /** Then the pool gets this long: a statement still running is abandoned, so the process exits within 10 s. */
 const POOL_CLOSE_MS = 1500;
