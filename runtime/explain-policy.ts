@@ -28,6 +28,7 @@ import { policyColumnTypes, schemaTypesOf } from './enforce/decide.js';
 import { checkFailed, denialStatus, policyDenied } from './enforce/denials.js';
 import { createNativeAuthorizer } from './enforce/native-authorizer.js';
 import { createPortableAuthorizer } from './enforce/portable-authorizer.js';
+import { indexWarning, type IndexedColumns } from './policies/relation-health.js';
 import { tableDdl } from './rls/rls-ddl.js';
 
 export interface CandidateExplanation extends PolicyRow {
@@ -49,6 +50,8 @@ export interface RelationExplanation {
    * table has none the compiler could use (then the subquery sees no row).
    */
   readonly read_policy: string | null;
+  /** Why the subquery is slow (no index on any column it names of the table); null when it is not, or not looked up. */
+  readonly index_warning: string | null;
 }
 
 export interface BoundSql {
@@ -139,6 +142,8 @@ export interface ExplainInput {
   readonly nativeRls: boolean;
   /** The role the generated policies are for (PostgreSQL only). */
   readonly rlsRole: string | undefined;
+  /** The indexed columns of the database (runtime/policies/relation-health.ts); absent: not looked up. */
+  readonly indexes?: IndexedColumns;
 }
 
 const bound = (sql: { readonly text: string; readonly values: readonly unknown[] }): BoundSql => ({
@@ -292,10 +297,17 @@ export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanat
     missing_columns: policy.missingColumns,
     relations: [...policy.relations].map(([table, columns]) => {
       const inner = policy.inlined.get(table);
-      return { table, columns, read_policy: inner === undefined ? null : printPolicy(inner.expr) };
+      const slow = input.indexes === undefined ? undefined : indexWarning(table, columns, input.indexes);
+      return {
+        table,
+        columns,
+        read_policy: inner === undefined ? null : printPolicy(inner.expr),
+        index_warning: slow ?? null,
+      };
     }),
     predicate: bound(renderSql(input.adapter.dialect, policy.predicate, input.user)),
-    rls_ddl: input.rlsRole === undefined ? null : tableDdl(input.table, set, input.rlsRole, input.schema).statements,
+    rls_ddl:
+      input.rlsRole === undefined ? null : tableDdl(input.table, set, input.rlsRole, input.schema).statements,
     decision: await decide(set, policy, input),
   };
 }

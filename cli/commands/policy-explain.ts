@@ -4,6 +4,7 @@
 import type { CommandModule } from 'yargs';
 import { ACTIONS } from '../../compiler/types.js';
 import { listPolicies } from '../../runtime/policies/policy-service.js';
+import { indexedColumns } from '../../runtime/policies/relation-health.js';
 import { explainPolicy } from '../../runtime/explain-policy.js';
 import { rlsRoleFor } from '../../runtime/rls/rls-ddl.js';
 import type { GlobalArgs } from '../config/global-options.js';
@@ -54,6 +55,7 @@ export function policyExplainCommand(ctx: CommandContext): CommandModule<GlobalA
           rows: await listPolicies(adapter),
           table: findTable(schema.tables, argv.table),
           schema,
+          indexes: await indexedColumns(adapter, schema),
           action,
           user,
           adapter,

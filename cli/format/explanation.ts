@@ -95,9 +95,14 @@ export function formatExplanation(e: PolicyExplanation): string {
   if (e.relations.length > 0) {
     lines.push('', "Subqueries (each sees its table through that table's own read policy):");
     for (const r of e.relations) {
-      const columns = r.columns.length === 0 ? '' : ` (${r.columns.map((c) => `'${escapeCell(c)}'`).join(', ')})`;
-      const seen = r.read_policy === null ? 'no read policy applies: it sees no row' : `read policy: ${escapeCell(r.read_policy) || '(empty: anyone)'}`;
+      const columns =
+        r.columns.length === 0 ? '' : ` (${r.columns.map((c) => `'${escapeCell(c)}'`).join(', ')})`;
+      const seen =
+        r.read_policy === null
+          ? 'no read policy applies: it sees no row'
+          : `read policy: ${escapeCell(r.read_policy) || '(empty: anyone)'}`;
       lines.push(`  ${escapeCell(r.table)}${columns}: ${seen}`);
+      if (r.index_warning !== null) lines.push(`    warning: ${escapeCell(r.index_warning)}`);
     }
   }
   lines.push(

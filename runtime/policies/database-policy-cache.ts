@@ -14,6 +14,7 @@ import {
 } from '../policy-cache.js';
 import { createPgChangeListener } from './pg-change-listener.js';
 import { listPolicies } from './policy-service.js';
+import { indexedColumns, relationProblems } from './relation-health.js';
 
 /** The NOTIFY channel of sql/002_policies_notify.sql. */
 export const POLICY_CHANNEL = 'rest_policies';
@@ -65,12 +66,59 @@ export function policyChangeSource(deps: DatabasePolicyCacheDeps): PolicyChangeS
   }
 }
 
+/**
+ * Warns once per process about each relation problem of the stored policies (relation-health.ts):
+ * rows on a cycle (written by hand; they deny) and subqueries on unindexed columns. Checked on the
+ * first load, which starts at once, and on every change; only sets with subqueries cost a look at
+ * the schema and its indexes.
+ */
+function warnAboutRelations(
+  cache: PolicyCache<PolicySet>,
+  deps: DatabasePolicyCacheDeps,
+  logger: PolicyCacheLogger,
+): { close(): void } {
+  const warned = new Set<string>();
+  let closed = false;
+  const check = async (compiled: PolicySet): Promise<void> => {
+    if (compiled.subqueryTables.size === 0) return;
+    const schema = await deps.schema.refresh();
+    const problems = relationProblems(compiled, schema, await indexedColumns(deps.adapter, schema));
+    for (const problem of problems) {
+      if (closed || warned.has(problem.message)) continue;
+      warned.add(problem.message);
+      const { message, ...fields } = problem;
+      logger.warn(fields, message);
+    }
+  };
+  const failed = (e: unknown): void => {
+    if (!closed)
+      logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'checking policy relations failed');
+  };
+  const unsubscribe = cache.subscribe(({ compiled }) => void check(compiled).catch(failed));
+  cache.get().catch(failed);
+  return {
+    close: () => {
+      closed = true;
+      unsubscribe();
+    },
+  };
+}
+
 export function createDatabasePolicyCache(deps: DatabasePolicyCacheDeps): PolicyCache<PolicySet> {
   const { dialect } = deps.adapter;
-  return createPolicyCache({
+  const cache = createPolicyCache({
     load: policyLoader(deps.adapter, deps.schema),
     compile: (rows) => compilePolicySet(rows, dialect),
     changes: policyChangeSource(deps),
     ...(deps.logger === undefined ? {} : { logger: deps.logger }),
   });
+  if (deps.logger === undefined) return cache;
+  const relations = warnAboutRelations(cache, deps, deps.logger);
+  return {
+    ...cache,
+    close: async () => {
+      relations.close();
+      await cache.close();
+    },
+  };
 }

@@ -276,6 +276,46 @@ forEachAuthDatabase(
       });
     });
 
+    describe('the log', () => {
+      const warnings = (c: PolicyContext): string[] =>
+        c.server.log.lines.filter((l) => l['level'] === 40).map((l) => String(l['msg']));
+
+      async function waitForWarning(c: PolicyContext, pattern: RegExp): Promise<string[]> {
+        for (let i = 0; i < 50 && !warnings(c).some((m) => pattern.test(m)); i += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        return warnings(c).filter((m) => pattern.test(m));
+      }
+
+      it('warns once about a subquery whose table has no index on the columns it names', async () => {
+        const c = ctx();
+        await setPolicies(c, [...OWN_ROWS, { table_name: 'tasks', action: 'all', expression: TEAM }]);
+        expect(idsOf(await c.http.get('/tasks', c.alice.auth))).toEqual([1]);
+        expect(
+          await waitForWarning(c, /^no index on 'team_id', 'user_id' of table 'memberships'/),
+        ).toHaveLength(1);
+      });
+
+      it('reports rows on a cycle written by hand as broken, once; they deny', async () => {
+        const c = ctx();
+        await setPolicies(c, [...OWN_ROWS, { table_name: 'tasks', action: 'all', expression: TEAM }]);
+        await c.sql.exec(
+          "INSERT INTO auth_policies (table_name, action, expression, description) VALUES ('memberships', 'read', 'exists (select from tasks where tasks.team_id = memberships.team_id)', 'by hand')",
+        );
+        const logged = await waitForWarning(
+          c,
+          /make a cycle through subqueries \((tasks → memberships → tasks|memberships → tasks → memberships)\)/,
+        );
+        expect(
+          logged,
+          JSON.stringify(c.server.log.lines.filter((l) => Number(l['level']) >= 40)),
+        ).toHaveLength(1);
+        expect(logged[0]).toMatch(/so they are broken: they deny until changed$/);
+        expectStatus(await c.http.get('/tasks', c.alice.auth), 403);
+        await setPolicies(c, []);
+      });
+    });
+
     describe('validation when the policy is written (POST /auth_policies)', () => {
       const add = (c: PolicyContext, table_name: string, expression: string): Promise<Reply> =>
         c.http.post(

@@ -201,3 +201,69 @@ describe('explainPolicy: the native path', () => {
     expect(decision.kind === 'filter' && decision.check?.reason).toMatch(reason);
   });
 });
+
+describe('explainPolicy: relations', () => {
+  const members = table('members', { id: 'integer', team_id: 'integer', user_id: 'integer' });
+  const tasks = table('tasks', { id: 'integer', team_id: 'integer' });
+  const schema: SchemaSnapshot = { tables: new Map([members, tasks].map((t) => [t.name, t])) };
+  const rows: readonly PolicyRow[] = [
+    ...SEED,
+    {
+      id: 3,
+      table_name: 'tasks',
+      action: 'read',
+      expression: 'team_id in (select team_id from members where user_id = auth_user.id)',
+      description: 'team',
+    },
+    { id: 4, table_name: 'members', action: 'read', expression: 'auth_user.is_admin', description: 'admins' },
+  ];
+  const relational = (input: ExplainInput): ExplainInput => ({ ...input, rows, schema });
+
+  it('lists each table a subquery reads with the read policy it is seen through, and unindexed columns', async () => {
+    const e = await explainPolicy({
+      ...relational(portable(tasks, 'read', user(2, true))),
+      indexes: new Map([['members', new Set(['id'])]]),
+    });
+    expect(e.relations).toEqual([
+      {
+        table: 'members',
+        columns: ['team_id', 'user_id'],
+        read_policy: 'auth_user.is_admin',
+        index_warning:
+          "no index on 'team_id', 'user_id' of table 'members': the subquery scans it for every row it judges (CREATE INDEX ON members (team_id))",
+      },
+    ]);
+    expect(e.predicate.sql).toContain('"members"');
+    const indexed = await explainPolicy({
+      ...relational(portable(tasks, 'read', user(2, true))),
+      indexes: new Map([['members', new Set(['user_id'])]]),
+    });
+    expect(indexed.relations[0]?.index_warning).toBeNull();
+  });
+
+  it.each([
+    ['portable', portable],
+    ['native', native],
+  ])('%s: a user the inner read policy shows nothing is denied before any SQL', async (_path, input) => {
+    expect((await explainPolicy(relational(input(tasks, 'read', user(2))))).decision).toMatchObject({
+      kind: 'deny',
+      status: 403,
+    });
+    expect((await explainPolicy(relational(input(tasks, 'read', ANONYMOUS)))).decision).toMatchObject({
+      kind: 'deny',
+      status: 401,
+    });
+  });
+
+  it('native: the RLS DDL writes the subquery as is, and the settings carry rest.table', async () => {
+    const e = await explainPolicy(relational(native(tasks, 'read', user(2, true))));
+    expect(e.rls_ddl?.find((s) => s.startsWith('CREATE POLICY "rest_tasks_select"'))).toContain(
+      '"team_id" IN (SELECT "members"."team_id" FROM "members" WHERE',
+    );
+    expect(e.decision).toMatchObject({ kind: 'filter', enforced_by: 'rls' });
+    expect(e.decision.kind === 'filter' && 'settings' in e.decision && e.decision.settings.at(-1)).toEqual({
+      name: 'rest.table',
+      value: 'tasks',
+    });
+  });
+});
