@@ -81,7 +81,11 @@ function policiesGuard(schema: SchemaSnapshot): WriteGuard {
       const stored = await policiesIn(tx);
       for (const row of rows) {
         const id = Number(row['id']);
-        validatePolicy(row, schema, stored.filter((r) => r.id !== id));
+        validatePolicy(
+          row,
+          schema,
+          stored.filter((r) => r.id !== id),
+        );
       }
     },
   };

@@ -131,7 +131,8 @@ function refuseCycles(
   const cycle = report.cycles.find((c) => c.policyIds.includes(CANDIDATE_ID));
   if (cycle === undefined) return;
   const partners = [...new Set(cycle.policyIds.filter((id) => id !== CANDIDATE_ID))];
-  const withRows = partners.length === 0 ? '' : ` (with polic${partners.length === 1 ? 'y' : 'ies'} ${partners.join(', ')})`;
+  const withRows =
+    partners.length === 0 ? '' : ` (with polic${partners.length === 1 ? 'y' : 'ies'} ${partners.join(', ')})`;
   throw expressionError(
     `the policy's subqueries make a cycle: ${cycle.path}${withRows}; a table's policy cannot read, through subqueries, a table whose policy reads it back`,
     expr.pos,
@@ -186,7 +187,10 @@ export function validatePolicy(
       );
     }
   }
-  const context = table_name === ALL_TABLES ? { schema: schemaTypesOf(schema) } : { table: table_name, schema: schemaTypesOf(schema) };
+  const context =
+    table_name === ALL_TABLES
+      ? { schema: schemaTypesOf(schema) }
+      : { table: table_name, schema: schemaTypesOf(schema) };
   const problem = analyze(expr, columns, context).problems[0];
   if (problem !== undefined) {
     throw expressionError(problem.message, problem.pos, 'a well-typed condition', 'this expression');

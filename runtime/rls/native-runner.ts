@@ -7,7 +7,11 @@
 
 import pg from 'pg';
 import { rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
-import { SESSION_SETTINGS, TABLE_SETTING, sessionSettingValues } from '../../compiler/rls/session-settings.js';
+import {
+  SESSION_SETTINGS,
+  TABLE_SETTING,
+  sessionSettingValues,
+} from '../../compiler/rls/session-settings.js';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';

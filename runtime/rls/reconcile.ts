@@ -49,7 +49,12 @@ const ddlCache = new WeakMap<PolicySet, WeakMap<SchemaSnapshot, WeakMap<TableInf
  * table and role: a table's DDL also depends on the other tables (their columns, in subqueries,
  * and whether some subquery reads this one).
  */
-export function tableRls(table: TableInfo, policies: PolicySet, role: string, schema: SchemaSnapshot): TableRls {
+export function tableRls(
+  table: TableInfo,
+  policies: PolicySet,
+  role: string,
+  schema: SchemaSnapshot,
+): TableRls {
   let perSchema = ddlCache.get(policies);
   if (perSchema === undefined) {
     perSchema = new WeakMap();

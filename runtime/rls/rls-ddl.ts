@@ -16,7 +16,12 @@ export interface TableDdl {
 }
 
 /** One table of `schema`'s DDL for `role`, from an already compiled policy set. */
-export const tableDdl = (table: TableInfo, policies: PolicySet, role: string, schema: SchemaSnapshot): TableDdl => ({
+export const tableDdl = (
+  table: TableInfo,
+  policies: PolicySet,
+  role: string,
+  schema: SchemaSnapshot,
+): TableDdl => ({
   table: table.name,
   statements: tableRls(table, policies, role, schema).statements,
 });

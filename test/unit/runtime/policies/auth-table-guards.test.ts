@@ -49,13 +49,19 @@ describe('withAuthTableGuards', () => {
   });
 
   it('hashes a password and derives the username key on auth_users writes', async () => {
-    const a = await authorizer.authorize({ schema: NO_SCHEMA, table: table('auth_users'), action: 'create', user: ANONYMOUS });
+    const a = await authorizer.authorize({
+      schema: NO_SCHEMA,
+      table: table('auth_users'),
+      action: 'create',
+      user: ANONYMOUS,
+    });
     if (a.kind === 'deny') throw new Error('denied');
     const [row] =
       (await a.guard?.prepareCreate?.([{ username: 'Élise', password: 'password123' }], session)) ?? [];
     expect(row).toMatchObject({ username: 'Élise', username_key: 'élise', is_admin: false });
     expect(String(row?.['password'])).toMatch(/^\$2b\$10\$/);
-    const update = await authorizer.authorize({ schema: NO_SCHEMA,
+    const update = await authorizer.authorize({
+      schema: NO_SCHEMA,
       table: table('auth_users'),
       action: 'update',
       user: ANONYMOUS,
@@ -68,7 +74,8 @@ describe('withAuthTableGuards', () => {
   });
 
   it('refuses the hidden key and leaves other tables and reads alone', async () => {
-    const update = await authorizer.authorize({ schema: NO_SCHEMA,
+    const update = await authorizer.authorize({
+      schema: NO_SCHEMA,
       table: table('auth_users'),
       action: 'update',
       user: ANONYMOUS,
@@ -77,11 +84,23 @@ describe('withAuthTableGuards', () => {
     await expect(update.guard?.preparePatch?.({ username_key: 'x' }, session)).rejects.toMatchObject({
       code: 'unknown_column',
     });
-    expect(await authorizer.authorize({ schema: NO_SCHEMA, table: table('notes'), action: 'create', user: ANONYMOUS })).toEqual({
+    expect(
+      await authorizer.authorize({
+        schema: NO_SCHEMA,
+        table: table('notes'),
+        action: 'create',
+        user: ANONYMOUS,
+      }),
+    ).toEqual({
       kind: 'allow',
     });
     expect(
-      await authorizer.authorize({ schema: NO_SCHEMA, table: table('auth_users'), action: 'read', user: ANONYMOUS }),
+      await authorizer.authorize({
+        schema: NO_SCHEMA,
+        table: table('auth_users'),
+        action: 'read',
+        user: ANONYMOUS,
+      }),
     ).toEqual({ kind: 'allow' });
   });
 });
@@ -120,7 +139,12 @@ describe('the floor on auth_users', () => {
   it.each(['id', 'password', 'is_admin'])(
     'refuses a non-admin writing %s, before hashing anything',
     async (column) => {
-      const a = await floored.authorize({ schema: NO_SCHEMA, table: table('auth_users'), action: 'update', user: alice });
+      const a = await floored.authorize({
+        schema: NO_SCHEMA,
+        table: table('auth_users'),
+        action: 'update',
+        user: alice,
+      });
       if (a.kind === 'deny') throw new Error('denied');
       await expect(a.guard?.preparePatch?.({ [column]: 'x' }, session)).rejects.toMatchObject({
         status: 403,
@@ -132,7 +156,12 @@ describe('the floor on auth_users', () => {
 
   it('lets an admin write them', async () => {
     const admin = { ...alice, is_admin: true };
-    const a = await floored.authorize({ schema: NO_SCHEMA, table: table('auth_users'), action: 'update', user: admin });
+    const a = await floored.authorize({
+      schema: NO_SCHEMA,
+      table: table('auth_users'),
+      action: 'update',
+      user: admin,
+    });
     if (a.kind === 'deny') throw new Error('denied');
     await expect(a.guard?.preparePatch?.({ is_admin: true }, session)).resolves.toEqual({ is_admin: true });
   });
