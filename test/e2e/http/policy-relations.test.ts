@@ -381,6 +381,19 @@ forEachAuthDatabase(
         );
         expectStatus(pair, 400, 'invalid_policy');
         expect(await policyCount(c)).toBe(4);
+        // A change that closes a cycle is refused too, and the row keeps its expression.
+        const own = await add(c, 'memberships', 'user_id = auth_user.id');
+        expect(own.status, own.text).toBe(201);
+        const id = Number((own.json as { id: unknown }).id);
+        const closing = 'exists (select from tasks where tasks.team_id = memberships.team_id)';
+        expectStatus(
+          await c.http.patch(`/auth_policies/${id}`, { expression: closing }, c.admin.auth),
+          400,
+          'invalid_policy',
+        );
+        expect(
+          (await c.sql.rows(`SELECT expression FROM auth_policies WHERE id = ${id}`))[0]?.['expression'],
+        ).toBe('user_id = auth_user.id');
       });
     });
   },
