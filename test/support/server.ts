@@ -46,7 +46,9 @@ export interface TestServer {
 
 export async function startTestServer(config: Config): Promise<TestServer> {
   const log = captureLog();
-  const handle = await startServer(config, { logger: log.logger });
+  // In-process servers close fast: a test's idle keep-alive client must not hold teardown for the
+  // production grace (the draining itself is proven by test/e2e/process/shutdown-drain.test.ts).
+  const handle = await startServer(config, { logger: log.logger, shutdownGraceMs: 200 });
   return { url: handle.url, handle, log };
 }
 
