@@ -68,7 +68,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         expect(decisionLine(r.stdout)).toBe(
           "Decision: filter by row-level security (\"user_id\" = (select nullif(current_setting('rest.user_id', true), '')::bigint))",
         );
-        expect(r.stdout).toMatch(/\n {2}session settings: rest\.user_id='2' .*rest\.action='read'\n$/);
+        expect(r.stdout).toMatch(/\n {2}session settings: rest\.user_id='2' .*rest\.action='read' rest\.table='todos'\n$/);
         const e = JSON.parse(
           (await t.rest(['policy', 'explain', 'todos', 'read', '--user', '2', '--json'])).stdout,
         );
