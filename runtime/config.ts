@@ -40,6 +40,8 @@ export interface Config {
   };
   readonly cors: CorsConfig;
   readonly http: {
+    /** `-http.trust_proxy`: count a client under the address its proxy forwarded (X-Forwarded-For). */
+    readonly trustProxy: boolean;
     /** Most rows in one `POST` array (413 `too_many_rows`). */
     readonly maxRows: number;
   };

@@ -6,11 +6,11 @@
 import type { RequestHandler } from 'express';
 import type { PolicySet } from '../compiler/policy-set.js';
 import { ANONYMOUS } from '../compiler/types.js';
-import { RestError } from '../errors/rest-error.js';
-import { AUTH_USERS_TABLE } from './auth/auth-ddl.js';
+import { RestError, isRestError } from '../errors/rest-error.js';
+import { AUTH_USERS_TABLE, LOGIN_THROTTLE_TABLE } from './auth/auth-ddl.js';
 import { createPasswordHasher } from './auth/passwords.js';
 import { createLoginRateLimiter } from './auth/rate-limiter.js';
-import { setupAuth } from './auth/setup.js';
+import { setupAuth, upgradeAuthTables } from './auth/setup.js';
 import { createTokenService } from './auth/tokens.js';
 import type { Config } from './config.js';
 import type { DbAdapter } from './db/adapter.js';
@@ -62,6 +62,28 @@ async function checkAuthOff(config: Config, schema: SchemaCache, logger: Logger)
   }
 }
 
+/**
+ * A database set up by an older version (it has `auth_users` but not `auth_login_throttle`) gains
+ * what later versions added to the auth tables when a server starts with auth enabled; rows are
+ * untouched. A login role that may not create tables gets one line saying what to do.
+ */
+async function upgradeWhereSetUp(config: Config, adapter: DbAdapter, schema: SchemaCache): Promise<void> {
+  const { tables } = await schema.get();
+  if (!tables.has(AUTH_USERS_TABLE) || tables.has(LOGIN_THROTTLE_TABLE)) return;
+  try {
+    await upgradeAuthTables(adapter, { dbUrl: config.db.url });
+  } catch (e) {
+    const why = isRestError(e) ? e.message : 'the database refused';
+    throw new RestError(
+      'unavailable',
+      'upgrade_failed',
+      `the database was set up by an older version of rest and lacks ${LOGIN_THROTTLE_TABLE}, which could not be created (${why}); start rest once with a login role that may create tables`,
+      { cause: e },
+    );
+  }
+  await schema.refresh();
+}
+
 export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   const { config, adapter, schema, logger } = deps;
   const hasher = createPasswordHasher();
@@ -79,6 +101,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
     };
   }
   const tokens = createTokenService({ secret: config.auth.secret, ttlSeconds: config.auth.tokenTtlSeconds });
+  await upgradeWhereSetUp(config, adapter, schema);
   const policies = createDatabasePolicyCache({ adapter, url: config.db.url, schema, logger });
   const authenticate = tokenAuthenticate(tokens);
   let native: NativeRls | undefined;
@@ -91,6 +114,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
       throw e;
     }
   }
+  const limiter = createLoginRateLimiter({ adapter, logger });
   return {
     authenticate,
     authorizer: withAuthTableGuards(native?.authorizer ?? createPortableAuthorizer({ policies }), {
@@ -101,10 +125,12 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
     authRoutes: authRoutes({
       adapter,
       tokens,
-      limiter: createLoginRateLimiter(),
+      limiter,
+      trustProxy: config.http.trustProxy,
       hasher,
       authenticate,
       setup: () => setupAuth(adapter, { dbUrl: config.db.url, hasher }),
+      isSetUp: async () => (await schema.refresh()).tables.has(AUTH_USERS_TABLE),
       afterSetup: async () => {
         await schema.refresh();
         policies.invalidate();
@@ -114,6 +140,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
     policies,
     close: async () => {
       native?.close();
+      await limiter.close();
       await policies.close();
     },
   };

@@ -40,10 +40,15 @@ export const GLOBAL_OPTIONS = {
     type: 'string',
     describe: 'most rows in one POST array (413 too_many_rows) [env REST_HTTP_MAX_ROWS] (default 1000)',
   },
+  'http.trust_proxy': {
+    type: 'string',
+    describe:
+      'on: rest runs behind one proxy; count a client by the last X-Forwarded-For address, not the connection [env REST_HTTP_TRUST_PROXY] (default off)',
+  },
   config: {
     type: 'string',
     describe:
-      'YAML config file with addr, db: {url, rls, statement_timeout}, auth: {enabled, secret, token_ttl}, http: {max_rows}, cors: {enabled, origins} [env REST_CONFIG]',
+      'YAML config file with addr, db: {url, rls, statement_timeout}, auth: {enabled, secret, token_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
   },
 } as const satisfies Readonly<Record<string, Options>>;
 
@@ -57,5 +62,6 @@ export interface GlobalArgs {
   readonly 'db.rls'?: string | undefined;
   readonly 'db.statement_timeout'?: string | undefined;
   readonly 'http.max_rows'?: string | undefined;
+  readonly 'http.trust_proxy'?: string | undefined;
   readonly config?: string | undefined;
 }

@@ -40,6 +40,7 @@ export const ENV = {
   rls: 'REST_DB_RLS',
   statementTimeout: 'REST_DB_STATEMENT_TIMEOUT',
   maxRows: 'REST_HTTP_MAX_ROWS',
+  trustProxy: 'REST_HTTP_TRUST_PROXY',
   config: 'REST_CONFIG',
 } as const;
 
@@ -122,6 +123,11 @@ export function loadConfig(sources: ConfigSources): Config {
       `db.rls on needs PostgreSQL; the ${kind} database is always served with compiled predicates (-db.rls off)`,
     );
   }
+  const trustProxy = pick<string | boolean>(
+    flags['http.trust_proxy'],
+    env[ENV.trustProxy],
+    file.http?.trust_proxy,
+  );
   const statementTimeout = pick<string | number>(
     flags['db.statement_timeout'],
     env[ENV.statementTimeout],
@@ -141,6 +147,7 @@ export function loadConfig(sources: ConfigSources): Config {
     auth: authSettings(flags, env, file, configPath ?? ''),
     cors: { enabled: file.cors?.enabled ?? false, origins: file.cors?.origins ?? [] },
     http: {
+      trustProxy: parseSwitch(trustProxy ?? false, 'http.trust_proxy'),
       maxRows:
         maxRows === undefined ? DEFAULT_MAX_ROWS : parsePositiveInteger(maxRows, 'http.max_rows', 'rows'),
     },

@@ -1,10 +1,12 @@
-// DDL of the auth tables (SPEC §2) for MySQL/MariaDB and SQLite; PostgreSQL gets the same tables
-// from the versioned migrations in `sql/` (runtime/auth/pg-migrations.ts).
+// DDL of the auth tables (SPEC §2) and the login throttle for MySQL/MariaDB and SQLite; PostgreSQL
+// gets the same tables from the versioned migrations in `sql/` (runtime/auth/pg-migrations.ts).
 
 import type { DialectName } from '../../compiler/types.js';
 
 export const AUTH_USERS_TABLE = 'auth_users';
 export const AUTH_POLICIES_TABLE = 'auth_policies';
+/** Login failures per client address and per (username, address), shared by every server process. */
+export const LOGIN_THROTTLE_TABLE = 'auth_login_throttle';
 
 /**
  * Hidden column of `auth_users` holding `usernameKey(username)`; its UNIQUE constraint is what
@@ -55,5 +57,35 @@ export const portableAuthDdl: Readonly<Record<PortableDialect, readonly string[]
   action VARCHAR(16) NOT NULL CHECK (length(action) <= 16),
   expression VARCHAR(128) NOT NULL CHECK (length(expression) <= 128)
 )`,
+  ]),
+});
+
+/**
+ * `auth_login_throttle` (sql/003_login_throttle.sql explains its columns). Created by setup and,
+ * on a database set up before it existed, when a server starts with auth enabled.
+ */
+export const portableThrottleDdl: Readonly<Record<PortableDialect, readonly string[]>> = Object.freeze({
+  // VARBINARY keys compare byte by byte, like the "C" collation on PostgreSQL (see auth_users).
+  mysql: Object.freeze([
+    `CREATE TABLE IF NOT EXISTS auth_login_throttle (
+  throttle_key VARBINARY(512) NOT NULL PRIMARY KEY,
+  username_key VARBINARY(512) NULL,
+  window_start BIGINT NOT NULL DEFAULT 0,
+  failures INT NOT NULL DEFAULT 0,
+  pending INT NOT NULL DEFAULT 0,
+  pending_since BIGINT NOT NULL DEFAULT 0,
+  KEY auth_login_throttle_username_key (username_key)
+) ENGINE=InnoDB`,
+  ]),
+  sqlite: Object.freeze([
+    `CREATE TABLE IF NOT EXISTS auth_login_throttle (
+  throttle_key TEXT NOT NULL PRIMARY KEY,
+  username_key TEXT,
+  window_start INTEGER NOT NULL DEFAULT 0,
+  failures INTEGER NOT NULL DEFAULT 0,
+  pending INTEGER NOT NULL DEFAULT 0,
+  pending_since INTEGER NOT NULL DEFAULT 0
+)`,
+    'CREATE INDEX IF NOT EXISTS auth_login_throttle_username_key ON auth_login_throttle (username_key)',
   ]),
 });

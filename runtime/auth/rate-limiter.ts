@@ -1,96 +1,136 @@
-// Limits failed logins per username and per client address (sliding window, bounded memory);
-// over the limit → 429 `too_many_attempts` with Retry-After.
+// Login throttling (SPEC §3.1), shared by every server process on one database through the
+// `auth_login_throttle` table (sql/003_login_throttle.sql): failures only, per (username, client
+// address) and per client address; a username failing from many addresses gives each address that
+// already failed for it one failure per window, and never refuses an address that has not.
+// Over a limit → 429 `too_many_attempts` with Retry-After.
 
 import { isIPv6 } from 'node:net';
-import { RestError } from '../../errors/rest-error.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
+import type { RenderedSql } from '../../compiler/sql/fragment.js';
+import type { DialectName } from '../../compiler/types.js';
+import { RestError, isRestError } from '../../errors/rest-error.js';
+import type { DbAdapter, DbSession, Row } from '../db/adapter.js';
+import type { Logger } from '../logger.js';
+import { LOGIN_THROTTLE_TABLE } from './auth-ddl.js';
 
-export interface RateLimit {
-  /** Failures allowed inside the window; the next attempt is refused. */
-  readonly maxFailures: number;
+export interface LoginLimits {
+  /** Failures older than this are forgotten. */
   readonly windowSeconds: number;
+  /** Failures of one username from one client address; then that address is refused for it. */
+  readonly perUsernameAndAddress: number;
+  /** Failures from one client address, whatever the usernames; then the address is refused. */
+  readonly perAddress: number;
+  /**
+   * Failures of one username from all addresses after which an address that already failed for it
+   * in its window is refused (one guess per address); an address without a failure never is.
+   */
+  readonly perUsername: number;
 }
 
-export interface RateLimiterOptions {
-  readonly perUsername?: RateLimit;
-  readonly perAddress?: RateLimit;
-  /** Keys remembered per kind; beyond it the stalest are forgotten. */
-  readonly maxKeys?: number;
-  /** Milliseconds since the epoch. */
-  readonly clock?: () => number;
+export const DEFAULT_LOGIN_LIMITS: LoginLimits = Object.freeze({
+  windowSeconds: 15 * 60,
+  perUsernameAndAddress: 5,
+  perAddress: 20,
+  perUsername: 10,
+});
+
+/** An attempt still pending after this long belongs to a process that died: it no longer counts. */
+export const STALE_PENDING_MS = 60_000;
+/** Longest an attempt waits for attempts in flight to end before it is refused. */
+export const DEFAULT_MAX_WAIT_MS = 10_000;
+/** Rows untouched for a whole window are deleted at most this often, by each process. */
+export const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
+/** Usernames are keyed on at most this many code points, so a key's size is bounded too. */
+const MAX_USERNAME_KEY_CODE_POINTS = 64;
+const SWEEP_BATCH = 500;
+
+export interface LoginSubject {
+  /** The username's uniqueness key; absent for an attempt not tied to a username. */
+  readonly usernameKey?: string;
+  /** The client's address as the server sees it (runtime/http/client-address.ts). */
+  readonly address: string;
 }
 
-/**
- * One login attempt, counted as a failure from its start so that parallel attempts cannot all
- * pass the check while their passwords are being compared.
- */
+/** One reserved attempt; exactly one of its methods is called when the credentials are judged. */
 export interface LoginAttempt {
-  /** The password matched: the attempt is uncounted and the username's failures are cleared. */
-  succeeded(): void;
-  /** The attempt ended for another reason than the credentials (e.g. the database): uncounted. */
-  abandoned(): void;
+  /** Wrong credentials: counted as one failure. */
+  failed(): Promise<void>;
+  /** Right credentials: uncounted, and the username's failures from this address are forgotten. */
+  succeeded(): Promise<void>;
+  /** Ended for another reason than the credentials (e.g. the database): uncounted. */
+  abandoned(): Promise<void>;
 }
 
 export interface LoginRateLimiter {
-  /** Starts an attempt; throws 429 `too_many_attempts` when the username or the address is over its limit. */
-  begin(usernameKey: string, clientAddress: string): LoginAttempt;
+  /**
+   * Reserves an attempt before the password is compared. Throws 429 `too_many_attempts` when the
+   * failures alone reach a limit; while attempts in flight fill what is left of one, waits until
+   * they end (at most `maxWaitMs`), so parallel wrong guesses cannot all pass the check and
+   * parallel correct logins are never refused. `/auth/login` uses it; any endpoint that checks a
+   * password or a secret can count its failures the same way.
+   */
+  begin(subject: LoginSubject): Promise<LoginAttempt>;
+  /** Forgets every failure of a username, from every address; returns the rows cleared. */
+  unlock(usernameKey: string): Promise<number>;
+  /** Waits for a background sweep to end (call before closing the adapter). */
+  close(): Promise<void>;
 }
 
-export const DEFAULT_USERNAME_LIMIT: RateLimit = Object.freeze({ maxFailures: 5, windowSeconds: 15 * 60 });
-export const DEFAULT_ADDRESS_LIMIT: RateLimit = Object.freeze({ maxFailures: 20, windowSeconds: 15 * 60 });
-export const DEFAULT_MAX_KEYS = 10_000;
-/** Usernames are keyed on at most this many characters, so a key's size is bounded too. */
-const MAX_KEY_LENGTH = 128;
+export interface RateLimiterOptions {
+  readonly adapter: DbAdapter;
+  readonly limits?: LoginLimits;
+  /** Milliseconds since the epoch; every process on a database should agree on it. */
+  readonly clock?: () => number;
+  readonly logger?: Logger;
+  readonly maxWaitMs?: number;
+  readonly sweepIntervalMs?: number;
+}
 
-/** One limit: failure times (ms) per key, at most `maxFailures` each, least recently failed first. */
-class FailureWindow {
-  readonly #failures = new Map<string, number[]>();
-  readonly #limit: RateLimit;
-  readonly #maxKeys: number;
+/** What one row says at `now`: failures of its window and attempts in flight that still count. */
+export interface ThrottleState {
+  readonly windowStart: number;
+  readonly failures: number;
+  readonly pending: number;
+  readonly pendingSince: number;
+}
 
-  constructor(limit: RateLimit, maxKeys: number) {
-    this.#limit = limit;
-    this.#maxKeys = maxKeys;
+export type Verdict =
+  | { readonly kind: 'go' }
+  | { readonly kind: 'wait' }
+  | { readonly kind: 'refuse'; readonly retryAfter: number };
+
+/** Failures and pending attempts of `state` that still count at `now`. */
+export function liveCounts(
+  state: ThrottleState,
+  now: number,
+  windowMs: number,
+): { readonly failures: number; readonly pending: number } {
+  return {
+    failures: state.windowStart > now - windowMs ? state.failures : 0,
+    pending: state.pendingSince > now - STALE_PENDING_MS ? state.pending : 0,
+  };
+}
+
+/**
+ * Refuse when failures alone reach a limit (Retry-After: until the longest such window ends);
+ * wait when failures and attempts in flight together do; otherwise go.
+ */
+export function judge(
+  checks: ReadonlyArray<{ readonly state: ThrottleState; readonly limit: number }>,
+  now: number,
+  windowMs: number,
+): Verdict {
+  let retryAfter = 0;
+  let full = false;
+  for (const { state, limit } of checks) {
+    const { failures, pending } = liveCounts(state, now, windowMs);
+    if (failures >= limit) {
+      retryAfter = Math.max(retryAfter, Math.max(1, Math.ceil((state.windowStart + windowMs - now) / 1000)));
+    } else if (failures + pending >= limit) full = true;
   }
-
-  #recent(key: string, now: number): number[] {
-    const since = now - this.#limit.windowSeconds * 1000;
-    const times = (this.#failures.get(key) ?? []).filter((t) => t > since);
-    if (times.length === 0) this.#failures.delete(key);
-    return times;
-  }
-
-  /** Seconds until the next attempt is allowed, or 0 when it is allowed now. */
-  retryAfter(key: string, now: number): number {
-    const times = this.#recent(key, now);
-    if (times.length < this.#limit.maxFailures) return 0;
-    const oldest = times[times.length - this.#limit.maxFailures] ?? now;
-    return Math.max(1, Math.ceil((oldest + this.#limit.windowSeconds * 1000 - now) / 1000));
-  }
-
-  record(key: string, now: number): void {
-    const times = [...this.#recent(key, now), now];
-    this.#failures.delete(key);
-    this.#failures.set(key, times);
-    // Keys are ordered by their last failure, so the first one is the stalest (and expired
-    // ones come first): forgetting it is both "expired first" and least recently used.
-    if (this.#failures.size > this.#maxKeys) {
-      const stalest = this.#failures.keys().next();
-      if (stalest.done !== true) this.#failures.delete(stalest.value);
-    }
-  }
-
-  /** Forgets the failure recorded at `at`, if it is still there. */
-  forget(key: string, at: number): void {
-    const times = this.#failures.get(key);
-    const index = times?.lastIndexOf(at) ?? -1;
-    if (times === undefined || index < 0) return;
-    times.splice(index, 1);
-    if (times.length === 0) this.#failures.delete(key);
-  }
-
-  clear(key: string): void {
-    this.#failures.delete(key);
-  }
+  if (retryAfter > 0) return { kind: 'refuse', retryAfter };
+  return full ? { kind: 'wait' } : { kind: 'go' };
 }
 
 /**
@@ -115,43 +155,272 @@ export function addressKey(address: string): string {
     .join(':')}::/64`;
 }
 
-export function createLoginRateLimiter(options: RateLimiterOptions = {}): LoginRateLimiter {
+const usernameKeyOf = (key: string): string =>
+  Array.from(key).slice(0, MAX_USERNAME_KEY_CODE_POINTS).join('');
+
+/** One row of the table: a client address (`usernameKey` null) or a username from an address. */
+interface Scope {
+  readonly key: string;
+  readonly usernameKey: string | null;
+}
+
+function scopesOf(subject: LoginSubject): readonly Scope[] {
+  const address = addressKey(subject.address);
+  const byAddress: Scope = { key: `a ${address}`, usernameKey: null };
+  if (subject.usernameKey === undefined) return [byAddress];
+  const usernameKey = usernameKeyOf(subject.usernameKey);
+  // Sorted by key: every transaction locks its rows in the same order, so none waits in a cycle.
+  return [byAddress, { key: `u ${address} ${usernameKey}`, usernameKey }].sort((x, y) =>
+    x.key < y.key ? -1 : 1,
+  );
+}
+
+// Row locks held until COMMIT, so two processes cannot both read a count and both add to it
+// (https://www.postgresql.org/docs/current/sql-select.html#SQL-FOR-UPDATE-SHARE,
+// https://mariadb.com/kb/en/for-update/). SQLite has no row locks and no FOR UPDATE: the
+// adapter's BEGIN IMMEDIATE already holds the database's one write lock for the transaction.
+const LOCKING_READ: Readonly<Record<DialectName, string>> = {
+  postgres: ' FOR UPDATE',
+  mysql: ' FOR UPDATE',
+  sqlite: '',
+};
+
+/** Static SQL text with bound values: `text` pieces are written as is, every value is a parameter. */
+type Piece = string | { readonly value: unknown };
+const v = (value: unknown): Piece => ({ value });
+
+function statement(adapter: DbAdapter, pieces: readonly Piece[]): RenderedSql {
+  const builder = new SqlBuilder(adapter.dialect);
+  for (const piece of pieces) {
+    if (typeof piece === 'string') builder.append(piece);
+    else builder.appendValue(piece.value);
+  }
+  return renderSql(adapter.dialect, builder.build());
+}
+
+const inList = (scopes: readonly Scope[]): Piece[] =>
+  scopes.flatMap((s, i): Piece[] => (i === 0 ? [v(s.key)] : [', ', v(s.key)]));
+
+// VARBINARY keys come back from mysql2 as Buffers.
+const text = (value: unknown): string => (Buffer.isBuffer(value) ? value.toString('utf8') : String(value));
+
+const stateOf = (row: Row): ThrottleState => ({
+  windowStart: Number(row['window_start']),
+  failures: Number(row['failures']),
+  pending: Number(row['pending']),
+  pendingSince: Number(row['pending_since']),
+});
+
+const DECREMENT_PENDING = 'pending = CASE WHEN pending > 0 THEN pending - 1 ELSE 0 END';
+
+export function tooManyAttempts(retryAfter: number): RestError {
+  return new RestError(
+    'rate_limited',
+    'too_many_attempts',
+    'too many failed login attempts; try again later',
+    {
+      headers: { 'Retry-After': String(retryAfter) },
+      details: { retry_after: retryAfter },
+    },
+  );
+}
+
+type Outcome = Verdict | { readonly kind: 'missing'; readonly scopes: readonly Scope[] };
+
+export function createLoginRateLimiter(options: RateLimiterOptions): LoginRateLimiter {
+  const { adapter, logger } = options;
+  const limits = options.limits ?? DEFAULT_LOGIN_LIMITS;
   const clock = options.clock ?? Date.now;
-  const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
-  const byUsername = new FailureWindow(options.perUsername ?? DEFAULT_USERNAME_LIMIT, maxKeys);
-  const byAddress = new FailureWindow(options.perAddress ?? DEFAULT_ADDRESS_LIMIT, maxKeys);
-  const userKey = (key: string): string => key.slice(0, MAX_KEY_LENGTH);
+  const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+  const sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+  const windowMs = limits.windowSeconds * 1000;
+  const T = LOGIN_THROTTLE_TABLE;
+  let lastSweep = clock();
+  let sweeping: Promise<void> | undefined;
+
+  async function usernameFailures(tx: DbSession, usernameKey: string, now: number): Promise<number> {
+    const sql = statement(adapter, [
+      `SELECT COALESCE(SUM(failures), 0) AS n FROM ${T} WHERE username_key = `,
+      v(usernameKey),
+      ' AND window_start > ',
+      v(now - windowMs),
+    ]);
+    return Number((await tx.query(sql)).rows[0]?.['n'] ?? 0);
+  }
+
+  /** One transaction: lock the rows, judge them, and on `go` count the attempt as pending. */
+  function reserve(scopes: readonly Scope[], now: number): Promise<Outcome> {
+    return adapter.transaction(async (tx): Promise<Outcome> => {
+      const select = statement(adapter, [
+        `SELECT throttle_key, window_start, failures, pending, pending_since FROM ${T} WHERE throttle_key IN (`,
+        ...inList(scopes),
+        `) ORDER BY throttle_key${LOCKING_READ[adapter.kind]}`,
+      ]);
+      const states = new Map((await tx.query(select)).rows.map((r) => [text(r['throttle_key']), stateOf(r)]));
+      const missing = scopes.filter((s) => !states.has(s.key));
+      if (missing.length > 0) return { kind: 'missing', scopes: missing };
+      const checks = [];
+      for (const scope of scopes) {
+        const state = states.get(scope.key) as ThrottleState;
+        let limit = limits.perAddress;
+        if (scope.usernameKey !== null) {
+          limit = limits.perUsernameAndAddress;
+          // Only an address that already failed for the username can be held back by the others.
+          const underAttack =
+            liveCounts(state, now, windowMs).failures > 0 &&
+            (await usernameFailures(tx, scope.usernameKey, now)) >= limits.perUsername;
+          if (underAttack) limit = 1;
+        }
+        checks.push({ state, limit });
+      }
+      const verdict = judge(checks, now, windowMs);
+      if (verdict.kind === 'go') {
+        await tx.query(
+          statement(adapter, [
+            `UPDATE ${T} SET pending = CASE WHEN pending_since > `,
+            v(now - STALE_PENDING_MS),
+            ' THEN pending + 1 ELSE 1 END, pending_since = ',
+            v(now),
+            ' WHERE throttle_key IN (',
+            ...inList(scopes),
+            ')',
+          ]),
+        );
+      }
+      return verdict;
+    });
+  }
+
+  /** Creates the rows a first attempt needs; a row another process created meanwhile is fine. */
+  async function createRows(scopes: readonly Scope[]): Promise<void> {
+    for (const scope of scopes) {
+      try {
+        await adapter.query(
+          statement(adapter, [
+            `INSERT INTO ${T} (throttle_key, username_key) VALUES (`,
+            v(scope.key),
+            ', ',
+            v(scope.usernameKey),
+            ')',
+          ]),
+        );
+      } catch (e) {
+        if (!(isRestError(e) && e.code === 'unique_violation')) throw e;
+      }
+    }
+  }
+
+  /** Deletes rows untouched for a whole window (they say nothing), one statement per row. */
+  async function sweep(now: number): Promise<void> {
+    const cutoff = now - windowMs;
+    const stale = [' WHERE window_start <= ', v(cutoff), ' AND pending_since <= ', v(cutoff)];
+    const { rows } = await adapter.query(
+      statement(adapter, [`SELECT throttle_key FROM ${T}`, ...stale, ` LIMIT ${SWEEP_BATCH}`]),
+    );
+    for (const row of rows) {
+      await adapter.query(
+        statement(adapter, [
+          `DELETE FROM ${T}`,
+          ...stale,
+          ' AND throttle_key = ',
+          v(text(row['throttle_key'])),
+        ]),
+      );
+    }
+  }
+
+  function maybeSweep(now: number): void {
+    if (sweeping !== undefined || now - lastSweep < sweepIntervalMs) return;
+    lastSweep = now;
+    sweeping = sweep(now)
+      .catch((err: unknown) => logger?.warn({ err }, 'login throttle: could not delete old rows'))
+      .finally(() => {
+        sweeping = undefined;
+      });
+  }
+
+  function attempt(scopes: readonly Scope[]): LoginAttempt {
+    let open = true;
+    const end = async (setFor: (scope: Scope, now: number) => Piece[]): Promise<void> => {
+      if (!open) return;
+      open = false;
+      const now = clock();
+      try {
+        for (const scope of scopes) {
+          await adapter.query(
+            statement(adapter, [
+              `UPDATE ${T} SET `,
+              ...setFor(scope, now),
+              ' WHERE throttle_key = ',
+              v(scope.key),
+            ]),
+          );
+        }
+      } catch (err) {
+        // The attempt stays pending until it is stale (STALE_PENDING_MS); the answer stands.
+        logger?.warn({ err }, 'login throttle: could not record the end of an attempt');
+      }
+    };
+    return {
+      // A failure opens a new window when the last one is over. The SET list reads no column it
+      // assigned before: MySQL evaluates it left to right with the new values
+      // (https://dev.mysql.com/doc/refman/8.0/en/update.html), PostgreSQL and SQLite with the old.
+      failed: () =>
+        end((_scope, now) => [
+          'failures = CASE WHEN window_start > ',
+          v(now - windowMs),
+          ' THEN failures + 1 ELSE 1 END, window_start = CASE WHEN window_start > ',
+          v(now - windowMs),
+          ' THEN window_start ELSE ',
+          v(now),
+          ` END, ${DECREMENT_PENDING}`,
+        ]),
+      succeeded: () =>
+        end((scope) => [
+          scope.usernameKey === null
+            ? DECREMENT_PENDING
+            : `failures = 0, window_start = 0, ${DECREMENT_PENDING}`,
+        ]),
+      abandoned: () => end(() => [DECREMENT_PENDING]),
+    };
+  }
 
   return {
-    begin(usernameKey, clientAddress) {
-      const now = clock();
-      const user = userKey(usernameKey);
-      const address = addressKey(clientAddress);
-      const wait = Math.max(byUsername.retryAfter(user, now), byAddress.retryAfter(address, now));
-      if (wait > 0) {
-        throw new RestError('rate_limited', 'too_many_attempts', 'too many failed login attempts; try again later', {
-          headers: { 'Retry-After': String(wait) },
-          details: { retry_after: wait },
-        });
+    async begin(subject) {
+      const scopes = scopesOf(subject);
+      // The wait is measured on the monotonic clock; `clock` dates the windows.
+      const deadline = performance.now() + maxWaitMs;
+      for (let round = 0; ; round++) {
+        const now = clock();
+        const outcome = await reserve(scopes, now);
+        switch (outcome.kind) {
+          case 'go':
+            maybeSweep(now);
+            return attempt(scopes);
+          case 'refuse':
+            throw tooManyAttempts(outcome.retryAfter);
+          case 'missing':
+            await createRows(outcome.scopes);
+            break;
+          case 'wait':
+            // Attempts in flight end within one password comparison; poll until they do.
+            if (performance.now() >= deadline) throw tooManyAttempts(1);
+            await sleep(Math.min(100, 5 * 2 ** Math.min(round, 5)));
+            break;
+        }
       }
-      byUsername.record(user, now);
-      byAddress.record(address, now);
-      let open = true;
-      const uncount = (): boolean => {
-        if (!open) return false;
-        open = false;
-        byUsername.forget(user, now);
-        byAddress.forget(address, now);
-        return true;
-      };
-      return {
-        succeeded: () => {
-          if (uncount()) byUsername.clear(user);
-        },
-        abandoned: () => {
-          uncount();
-        },
-      };
+    },
+
+    async unlock(usernameKey) {
+      const sql = statement(adapter, [
+        `DELETE FROM ${T} WHERE username_key = `,
+        v(usernameKeyOf(usernameKey)),
+      ]);
+      return (await adapter.query(sql)).rowCount;
+    },
+
+    async close() {
+      await sweeping;
     },
   };
 }

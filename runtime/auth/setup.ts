@@ -1,12 +1,14 @@
 // Auth setup (SPEC §2): creates the auth tables, inserts the three default policies and one admin
-// with a random password shown once. Runs once, also when ten setups race each other.
+// with a random password shown once. Runs once, also when ten setups race each other. Also the
+// upgrade of a database set up by an older version (tables added since, rows untouched).
 
 import { randomBytes } from 'node:crypto';
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import { RestError, assertNever, isRestError } from '../../errors/rest-error.js';
 import type { DbAdapter } from '../db/adapter.js';
 import { parseDbUrl } from '../db/parse-db-url.js';
-import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE, portableAuthDdl } from './auth-ddl.js';
+import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE, portableAuthDdl, portableThrottleDdl } from './auth-ddl.js';
+import type { PortableDialect } from './auth-ddl.js';
 import { insertUser, userColumns } from './users.js';
 import type { UserServiceOptions } from './users.js';
 
@@ -55,25 +57,52 @@ export interface SetupOptions extends UserServiceOptions {
 }
 
 /**
- * Creates `auth_users` and `auth_policies` when missing: PostgreSQL through the migrations in
- * `sql/` (postgres-migrations, which records them in its `migrations` table), the others through
- * `CREATE TABLE IF NOT EXISTS`. Safe to run concurrently and repeatedly.
+ * Creates what is missing of the auth tables and `auth_login_throttle`: PostgreSQL through the
+ * migrations in `sql/` (postgres-migrations, which records them in its `migrations` table), the
+ * others through `CREATE TABLE IF NOT EXISTS`. Safe to run concurrently and repeatedly.
  */
-export async function createAuthTables(adapter: DbAdapter, options: Pick<SetupOptions, 'dbUrl'>): Promise<void> {
-  const { kind } = parseDbUrl(options.dbUrl);
+export async function createAuthTables(
+  adapter: DbAdapter,
+  options: Pick<SetupOptions, 'dbUrl'>,
+): Promise<void> {
+  await applyDdl(adapter, options.dbUrl, (kind) => [...portableAuthDdl[kind], ...portableThrottleDdl[kind]]);
+}
+
+/**
+ * Brings a database where setup ran with an older version up to date without touching its rows:
+ * PostgreSQL applies the migrations of `sql/` not applied yet, the others create the tables added
+ * since (`auth_login_throttle`). Run when a server starts with auth enabled; safe to run concurrently.
+ */
+export async function upgradeAuthTables(
+  adapter: DbAdapter,
+  options: Pick<SetupOptions, 'dbUrl'>,
+): Promise<void> {
+  await applyDdl(adapter, options.dbUrl, (kind) => portableThrottleDdl[kind]);
+}
+
+async function applyDdl(
+  adapter: DbAdapter,
+  dbUrl: string,
+  portable: (kind: PortableDialect) => readonly string[],
+): Promise<void> {
+  const { kind } = parseDbUrl(dbUrl);
   if (kind !== adapter.kind) {
-    throw new RestError('usage', 'db_url_mismatch', `the database URL is for ${kind} but the adapter is for ${adapter.kind}`);
+    throw new RestError(
+      'usage',
+      'db_url_mismatch',
+      `the database URL is for ${kind} but the adapter is for ${adapter.kind}`,
+    );
   }
   switch (adapter.kind) {
     case 'postgres': {
-      // postgres-migrations is loaded only by a setup on PostgreSQL.
+      // postgres-migrations is loaded only by a setup or an upgrade on PostgreSQL.
       const { runPostgresMigrations } = await import('./pg-migrations.js');
-      await runPostgresMigrations(options.dbUrl);
+      await runPostgresMigrations(dbUrl);
       return;
     }
     case 'mysql':
     case 'sqlite':
-      for (const statement of portableAuthDdl[adapter.kind]) await adapter.exec(statement);
+      for (const statement of portable(adapter.kind)) await adapter.exec(statement);
       return;
     default:
       return assertNever(adapter.kind, 'database kind');
@@ -118,7 +147,10 @@ export async function setupAuth(adapter: DbAdapter, options: SetupOptions): Prom
     const [counts] = (await tx.query(renderSql(dialect, count.build()))).rows;
     if (Number(counts?.['users']) !== 1 || Number(counts?.['policies']) !== 0) throw alreadySetup();
 
-    const insert = new SqlBuilder(dialect).append('INSERT INTO ').appendIdent(AUTH_POLICIES_TABLE).append(' (');
+    const insert = new SqlBuilder(dialect)
+      .append('INSERT INTO ')
+      .appendIdent(AUTH_POLICIES_TABLE)
+      .append(' (');
     const columns = ['table_name', 'action', 'expression', 'description'] as const;
     columns.forEach((c, i) => insert.append(i === 0 ? '' : ', ').appendIdent(c));
     insert.append(') VALUES ');

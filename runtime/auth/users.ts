@@ -56,15 +56,19 @@ export function parseCredentials(body: unknown): Credentials {
   const record = body as Readonly<Record<string, unknown>>;
   const extra = Object.keys(record).filter((k) => !CREDENTIAL_FIELDS.has(k));
   if (extra.length > 0) {
-    throw invalidBody(`unexpected field "${extra[0]}": only "username" and "password" are accepted`, { field: extra[0] });
+    throw invalidBody(`unexpected field "${extra[0]}": only "username" and "password" are accepted`, {
+      field: extra[0],
+    });
   }
   for (const field of CREDENTIAL_FIELDS) {
-    if (typeof record[field] !== 'string') throw invalidBody(`"${field}" is required and must be a string`, { field });
+    if (typeof record[field] !== 'string')
+      throw invalidBody(`"${field}" is required and must be a string`, { field });
   }
   return { username: record['username'] as string, password: record['password'] as string };
 }
 
-const invalidCredentials = (): RestError =>
+/** The one 401 of a failed login, whatever failed. */
+export const invalidCredentials = (): RestError =>
   new RestError('unauthenticated', 'invalid_credentials', 'invalid username or password', {
     headers: { 'WWW-Authenticate': 'Bearer' },
   });
@@ -76,11 +80,16 @@ const publicUser = (row: Row): PublicUser => ({
 });
 
 /** The column values of a new `auth_users` row: validated, normalised and hashed. */
-export async function userColumns(input: NewUser, options: UserServiceOptions = {}): Promise<Readonly<Record<string, unknown>>> {
+export async function userColumns(
+  input: NewUser,
+  options: UserServiceOptions = {},
+): Promise<Readonly<Record<string, unknown>>> {
   const { username, key } = normalizeUsername(input.username);
   validatePassword(input.password);
   if (input.is_admin !== undefined && typeof input.is_admin !== 'boolean') {
-    throw new RestError('invalid_input', 'invalid_body', '"is_admin" must be true or false', { details: { field: 'is_admin' } });
+    throw new RestError('invalid_input', 'invalid_body', '"is_admin" must be true or false', {
+      details: { field: 'is_admin' },
+    });
   }
   return {
     username,
@@ -100,9 +109,16 @@ function appendColumns(builder: SqlBuilder, names: readonly string[]): SqlBuilde
  * Inserts a row made by `userColumns` inside the caller's transaction and reads it back by its
  * key (portable: PostgreSQL has no insertId, MySQL no RETURNING); a taken username → 409.
  */
-export async function insertUser(session: DbSession, dialect: Dialect, columns: Readonly<Record<string, unknown>>): Promise<PublicUser> {
+export async function insertUser(
+  session: DbSession,
+  dialect: Dialect,
+  columns: Readonly<Record<string, unknown>>,
+): Promise<PublicUser> {
   const names = Object.keys(columns);
-  const insert = appendColumns(new SqlBuilder(dialect).append('INSERT INTO ').appendIdent(AUTH_USERS_TABLE).append(' ('), names);
+  const insert = appendColumns(
+    new SqlBuilder(dialect).append('INSERT INTO ').appendIdent(AUTH_USERS_TABLE).append(' ('),
+    names,
+  );
   insert.append(') VALUES (');
   names.forEach((name, i) => insert.append(i === 0 ? '' : ', ').appendValue(columns[name]));
   insert.append(')');
@@ -110,7 +126,10 @@ export async function insertUser(session: DbSession, dialect: Dialect, columns: 
     await session.query(renderSql(dialect, insert.build()));
   } catch (e) {
     if (isRestError(e) && e.code === 'unique_violation') {
-      throw new RestError('conflict', 'username_taken', 'this username is already taken', { details: { field: 'username' }, cause: e });
+      throw new RestError('conflict', 'username_taken', 'this username is already taken', {
+        details: { field: 'username' },
+        cause: e,
+      });
     }
     throw e;
   }
@@ -134,7 +153,11 @@ async function findByKey(session: DbSession, dialect: Dialect, key: string): Pro
 }
 
 /** Register (SPEC §3.1) and `auth user add`: validated like each other; taken → 409 `username_taken`. */
-export async function registerUser(adapter: DbAdapter, input: NewUser, options: UserServiceOptions = {}): Promise<{ readonly id: number; readonly username: string }> {
+export async function registerUser(
+  adapter: DbAdapter,
+  input: NewUser,
+  options: UserServiceOptions = {},
+): Promise<{ readonly id: number; readonly username: string }> {
   const columns = await userColumns(input, options);
   const user = await adapter.transaction((tx) => insertUser(tx, adapter.dialect, columns));
   return { id: user.id, username: user.username };
@@ -153,23 +176,37 @@ function validUsernameKey(username: string): string | undefined {
 /**
  * Login check: the user without its hash, or the uniform 401 `invalid_credentials`. An unknown
  * user, a wrong password and a password that breaks the rules (e.g. 73 bytes) all cost one
- * bcrypt comparison. Every attempt counts towards the rate limits (429) until it succeeds.
+ * bcrypt comparison. Each attempt is reserved with the rate limiter before the comparison (429
+ * when over a limit) and counted as a failure only when the credentials are wrong.
  */
-export async function authenticateUser(adapter: DbAdapter, credentials: Credentials, options: AuthenticateOptions): Promise<PublicUser> {
+export async function authenticateUser(
+  adapter: DbAdapter,
+  credentials: Credentials,
+  options: AuthenticateOptions,
+): Promise<PublicUser> {
   const key = validUsernameKey(credentials.username);
   // An invalid name cannot exist, but its failures still count (on its folded form).
-  const attempt = options.limiter.begin(key ?? usernameKey(credentials.username), options.clientAddress);
+  const attempt = await options.limiter.begin({
+    usernameKey: key ?? usernameKey(credentials.username),
+    address: options.clientAddress,
+  });
   let row: Row | undefined;
   let matches: boolean;
   try {
     row = key === undefined ? undefined : await findByKey(adapter, adapter.dialect, key);
-    matches = await hasherOf(options).verifyPassword(credentials.password, row === undefined ? null : String(row['password']));
+    matches = await hasherOf(options).verifyPassword(
+      credentials.password,
+      row === undefined ? null : String(row['password']),
+    );
   } catch (e) {
-    attempt.abandoned();
+    await attempt.abandoned();
     throw e;
   }
-  if (row === undefined || !matches) throw invalidCredentials();
-  attempt.succeeded();
+  if (row === undefined || !matches) {
+    await attempt.failed();
+    throw invalidCredentials();
+  }
+  await attempt.succeeded();
   return publicUser(row);
 }
 

@@ -4,12 +4,14 @@
 
 import type { Request, RequestHandler, Response } from 'express';
 import type { AuthUser } from '../../compiler/types.js';
-import { RestError } from '../../errors/rest-error.js';
+import { RestError, isRestError } from '../../errors/rest-error.js';
 import type { DbAdapter } from '../db/adapter.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { LoginRateLimiter } from '../auth/rate-limiter.js';
 import type { TokenService } from '../auth/tokens.js';
-import { authenticateUser, parseCredentials, registerUser } from '../auth/users.js';
+import { authenticateUser, invalidCredentials, parseCredentials, registerUser } from '../auth/users.js';
+import type { PublicUser } from '../auth/users.js';
+import { clientAddress } from './client-address.js';
 import { readJsonBody } from './read-json-body.js';
 
 export interface AdminCredentials {
@@ -21,11 +23,15 @@ export interface AuthRoutesDeps {
   readonly adapter: DbAdapter;
   readonly tokens: TokenService;
   readonly limiter: LoginRateLimiter;
+  /** `-http.trust_proxy`: count a client under the address its proxy forwarded (client-address.ts). */
+  readonly trustProxy: boolean;
   readonly hasher?: PasswordHasher;
   /** Creates the auth tables, default policies and admin once; then 409 `already_setup`. */
   readonly setup: () => Promise<AdminCredentials>;
   /** Called after a successful setup, before the answer: new tables and policies exist now. */
   readonly afterSetup: () => Promise<void>;
+  /** Whether setup has run (`auth_users` exists), read fresh; before, no login can succeed. */
+  readonly isSetUp: () => Promise<boolean>;
   /** The request's user; throws 401 `invalid_token` for a bad token, even here. */
   readonly authenticate: (req: Request) => AuthUser | Promise<AuthUser>;
 }
@@ -50,11 +56,20 @@ const routes: Readonly<Record<string, AuthRoute>> = {
   },
   '/auth/login': async (deps, req) => {
     const credentials = parseCredentials(await readJsonBody(req));
-    const user = await authenticateUser(deps.adapter, credentials, {
-      ...hasherOption(deps),
-      limiter: deps.limiter,
-      clientAddress: req.socket.remoteAddress ?? 'unknown',
-    });
+    let user: PublicUser;
+    try {
+      user = await authenticateUser(deps.adapter, credentials, {
+        ...hasherOption(deps),
+        limiter: deps.limiter,
+        clientAddress: clientAddress(req, deps.trustProxy),
+      });
+    } catch (e) {
+      // Before setup there is no table to count failures in and no user: a login fails as an
+      // unknown user's. Asked only after a database error, so the schema is read fresh then.
+      const fromDatabase = !isRestError(e) || e.category === 'internal';
+      if (fromDatabase && !(await deps.isSetUp())) throw invalidCredentials();
+      throw e;
+    }
     const issued = await deps.tokens.issue({
       user_id: user.id,
       is_admin: user.is_admin,

@@ -11,10 +11,18 @@ import { serverDescribe } from '../support/server-only.js';
 import type { TestDatabase } from '../support/databases.js';
 
 const selectAll = async (adapter: DbAdapter, table: string): Promise<readonly Row[]> =>
-  (await adapter.query({ text: `SELECT * FROM ${adapter.dialect.quoteIdent(table)} ORDER BY id`, values: [] })).rows;
+  (
+    await adapter.query({
+      text: `SELECT * FROM ${adapter.dialect.quoteIdent(table)} ORDER BY id`,
+      values: [],
+    })
+  ).rows;
 
 async function snapshot(adapter: DbAdapter): Promise<unknown> {
-  return { users: await selectAll(adapter, 'auth_users'), policies: await selectAll(adapter, 'auth_policies') };
+  return {
+    users: await selectAll(adapter, 'auth_users'),
+    policies: await selectAll(adapter, 'auth_policies'),
+  };
 }
 
 async function settled<T>(promises: readonly Promise<T>[]): Promise<{ fulfilled: T[]; rejected: unknown[] }> {
@@ -43,32 +51,66 @@ describe.each(ALL_KINDS)('auth setup on %s', (kind: DialectName) => {
       await db?.drop();
     });
 
-    it('creates exactly auth_users and auth_policies with the columns of SPEC §2 (+ the hidden username_key)', async () => {
+    it('creates exactly auth_users and auth_policies with the columns of SPEC §2 (+ the hidden username_key) and the login throttle', async () => {
       const result = await setupAuth(adapter, { dbUrl: db.url });
       expect(result.username).toBe('admin');
       expect(result.password.length).toBeGreaterThanOrEqual(20);
 
       const schema = await adapter.introspect();
-      const expectedTables = kind === 'postgres' ? ['auth_policies', 'auth_users', 'migrations'] : ['auth_policies', 'auth_users'];
-      expect([...schema.tables.keys()].filter((t) => !t.startsWith('sqlite_')).sort()).toEqual(expectedTables);
+      const authTables = ['auth_login_throttle', 'auth_policies', 'auth_users'];
+      const expectedTables = kind === 'postgres' ? [...authTables, 'migrations'] : authTables;
+      expect([...schema.tables.keys()].filter((t) => !t.startsWith('sqlite_')).sort()).toEqual(
+        expectedTables,
+      );
       const users = schema.tables.get('auth_users');
       const policies = schema.tables.get('auth_policies');
-      expect(users?.columns.map((c) => c.name)).toEqual(['id', 'username', 'password', 'is_admin', 'username_key']);
+      expect(users?.columns.map((c) => c.name)).toEqual([
+        'id',
+        'username',
+        'password',
+        'is_admin',
+        'username_key',
+      ]);
       expect(users?.primaryKey).toEqual(['id']);
       expect(users?.columnsByName.get('id')).toMatchObject({ type: 'integer', autoIncrement: true });
-      expect(users?.columnsByName.get('is_admin')).toMatchObject({ type: 'boolean', nullable: false, hasDefault: true });
-      expect(policies?.columns.map((c) => c.name)).toEqual(['id', 'description', 'table_name', 'action', 'expression']);
+      expect(users?.columnsByName.get('is_admin')).toMatchObject({
+        type: 'boolean',
+        nullable: false,
+        hasDefault: true,
+      });
+      expect(policies?.columns.map((c) => c.name)).toEqual([
+        'id',
+        'description',
+        'table_name',
+        'action',
+        'expression',
+      ]);
       expect(policies?.primaryKey).toEqual(['id']);
       for (const column of ['username', 'password', 'is_admin', 'username_key']) {
         expect(users?.columnsByName.get(column)?.nullable).toBe(false);
       }
+      const throttle = schema.tables.get('auth_login_throttle');
+      expect(throttle?.columns.map((c) => c.name)).toEqual([
+        'throttle_key',
+        'username_key',
+        'window_start',
+        'failures',
+        'pending',
+        'pending_since',
+      ]);
+      expect(throttle?.primaryKey).toEqual(['throttle_key']);
     });
 
     it('inserts the three default policies and one admin whose password is a bcrypt hash (cost ≥ 10) of the one shown', async () => {
       const policies = await selectAll(adapter, 'auth_policies');
-      expect(policies.map(({ table_name, action, expression, description }) => ({ table_name, action, expression, description }))).toEqual(
-        DEFAULT_POLICIES,
-      );
+      expect(
+        policies.map(({ table_name, action, expression, description }) => ({
+          table_name,
+          action,
+          expression,
+          description,
+        })),
+      ).toEqual(DEFAULT_POLICIES);
       const users = await selectAll(adapter, 'auth_users');
       expect(users).toHaveLength(1);
       expect(users[0]).toMatchObject({ username: 'admin', is_admin: true, username_key: expect.anything() });
@@ -137,7 +179,9 @@ describe.each(ALL_KINDS)('auth setup on %s', (kind: DialectName) => {
 
     it('refuses a database URL of another kind than the adapter', async () => {
       const otherUrl = kind === 'sqlite' ? 'postgres://127.0.0.1/elsewhere' : 'sqlite://:memory:';
-      await expect(setupAuth(adapter, { dbUrl: otherUrl })).rejects.toMatchObject({ code: 'db_url_mismatch' });
+      await expect(setupAuth(adapter, { dbUrl: otherUrl })).rejects.toMatchObject({
+        code: 'db_url_mismatch',
+      });
     });
 
     it('does not set up again once the admin is gone but policies remain', async () => {

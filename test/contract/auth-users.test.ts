@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import { createPasswordHasher } from '../../runtime/auth/passwords.js';
-import { createLoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
-import type { LoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
+import { DEFAULT_LOGIN_LIMITS, createLoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
+import type { LoginLimits, LoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
 import { setupAuth } from '../../runtime/auth/setup.js';
 import { authenticateUser, listUsers, registerUser } from '../../runtime/auth/users.js';
 import type { DbAdapter, Row } from '../../runtime/db/adapter.js';
@@ -23,11 +23,12 @@ const PASSWORD_72 = 'é'.repeat(24) + '😀'.repeat(6);
 const PASSWORD_73 = `${PASSWORD_72}a`;
 
 const hasher = createPasswordHasher();
-const generous = (): LoginRateLimiter =>
-  createLoginRateLimiter({
-    perUsername: { maxFailures: 1000, windowSeconds: 60 },
-    perAddress: { maxFailures: 1000, windowSeconds: 60 },
-  });
+const GENEROUS: LoginLimits = {
+  windowSeconds: 60,
+  perUsernameAndAddress: 1000,
+  perAddress: 1000,
+  perUsername: 1000,
+};
 
 async function usersInDb(adapter: DbAdapter): Promise<readonly Row[]> {
   const sql = `SELECT id, username, password, is_admin FROM auth_users ORDER BY id`;
@@ -56,6 +57,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
     let db: TestDatabase;
     let adapter: DbAdapter;
     let other: DbAdapter;
+    const generous = (): LoginRateLimiter => createLoginRateLimiter({ adapter, limits: GENEROUS });
 
     beforeAll(async () => {
       db = await createTestDatabase(kind);
@@ -80,19 +82,26 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
       expect(await bcrypt.compare('correct horse', hash)).toBe(true);
     });
 
-    it.each(['alice', 'ALICE', 'aLiCe'])('refuses %s once Alice exists: 409 username_taken, nothing written', async (name) => {
-      const before = await usersInDb(adapter);
-      const e = await failure(registerUser(adapter, { username: name, password: 'another pass' }, { hasher }));
-      expect(e.category).toBe('conflict');
-      expect(e.code).toBe('username_taken');
-      expect(await usersInDb(adapter)).toEqual(before);
-    });
+    it.each(['alice', 'ALICE', 'aLiCe'])(
+      'refuses %s once Alice exists: 409 username_taken, nothing written',
+      async (name) => {
+        const before = await usersInDb(adapter);
+        const e = await failure(
+          registerUser(adapter, { username: name, password: 'another pass' }, { hasher }),
+        );
+        expect(e.category).toBe('conflict');
+        expect(e.code).toBe('username_taken');
+        expect(await usersInDb(adapter)).toEqual(before);
+      },
+    );
 
     it('treats Élise, élise (NFD) and ÉLISE as one user, but Elise as another', async () => {
       const elise = await registerUser(adapter, { username: NFC_ELISE, password: 'password1' }, { hasher });
       expect(elise.username).toBe(NFC_ELISE);
       for (const name of [NFD_ELISE_LOWER, '\u00E9lise', 'E\u0301LISE', '\u00C9LISE']) {
-        expect((await failure(registerUser(adapter, { username: name, password: 'password1' }, { hasher }))).code).toBe('username_taken');
+        expect(
+          (await failure(registerUser(adapter, { username: name, password: 'password1' }, { hasher }))).code,
+        ).toBe('username_taken');
       }
       const plain = await registerUser(adapter, { username: 'Elise', password: 'password1' }, { hasher });
       expect(plain.id).not.toBe(elise.id);
@@ -100,29 +109,48 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
 
     it('treats Straße and STRASSE as one user (full case folding)', async () => {
       await registerUser(adapter, { username: 'Straße', password: 'password1' }, { hasher });
-      expect((await failure(registerUser(adapter, { username: 'STRASSE', password: 'password1' }, { hasher }))).code).toBe('username_taken');
+      expect(
+        (await failure(registerUser(adapter, { username: 'STRASSE', password: 'password1' }, { hasher })))
+          .code,
+      ).toBe('username_taken');
     });
 
     it('stores 32-character names of 4-byte and of decomposed characters (32 after NFC) in varchar(32)', async () => {
-      const emoji = await registerUser(adapter, { username: '😀'.repeat(32), password: 'password1' }, { hasher });
+      const emoji = await registerUser(
+        adapter,
+        { username: '😀'.repeat(32), password: 'password1' },
+        { hasher },
+      );
       expect(emoji.username).toBe('😀'.repeat(32));
-      const decomposed = await registerUser(adapter, { username: 'e\u0301'.repeat(32), password: 'password1' }, { hasher });
+      const decomposed = await registerUser(
+        adapter,
+        { username: 'e\u0301'.repeat(32), password: 'password1' },
+        { hasher },
+      );
       expect(decomposed.username).toBe('\u00E9'.repeat(32));
-      const stored = (await usersInDb(adapter)).filter((r) => r['id'] === emoji.id || r['id'] === decomposed.id);
+      const stored = (await usersInDb(adapter)).filter(
+        (r) => r['id'] === emoji.id || r['id'] === decomposed.id,
+      );
       expect(stored.map((r) => r['username'])).toEqual(['😀'.repeat(32), '\u00E9'.repeat(32)]);
     });
 
     it('keeps names differing by a trailing space apart from PAD SPACE collations by refusing the space', async () => {
       await registerUser(adapter, { username: 'carol', password: 'password1' }, { hasher });
-      expect((await failure(registerUser(adapter, { username: 'carol ', password: 'password1' }, { hasher }))).code).toBe('invalid_username');
+      expect(
+        (await failure(registerUser(adapter, { username: 'carol ', password: 'password1' }, { hasher })))
+          .code,
+      ).toBe('invalid_username');
     });
 
     // On PGlite the two connections share one backend, so one's failed transaction aborts the other's.
-    const racing = 'lets exactly one of concurrent registers of Bob, bob, BOB, bOB, boB win (two connections)';
+    const racing =
+      'lets exactly one of concurrent registers of Bob, bob, BOB, bOB, boB win (two connections)';
     serverIt(kind)(racing, async () => {
       const names = ['Bob', 'bob', 'BOB', 'bOB', 'boB'];
       const results = await Promise.allSettled(
-        names.map((username, i) => registerUser(i % 2 === 0 ? adapter : other, { username, password: 'password1' }, { hasher })),
+        names.map((username, i) =>
+          registerUser(i % 2 === 0 ? adapter : other, { username, password: 'password1' }, { hasher }),
+        ),
       );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       const reasons = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as RestError).code] : []));
@@ -142,25 +170,44 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
 
     it('refuses invalid input before writing anything', async () => {
       const before = await usersInDb(adapter);
-      expect((await failure(registerUser(adapter, { username: 'dave', password: 'short' }, { hasher }))).code).toBe('invalid_password');
-      expect((await failure(registerUser(adapter, { username: 'dave', password: PASSWORD_73 }, { hasher }))).code).toBe('invalid_password');
-      expect((await failure(registerUser(adapter, { username: 'da\u200Bve', password: 'password1' }, { hasher }))).code).toBe('invalid_username');
+      expect(
+        (await failure(registerUser(adapter, { username: 'dave', password: 'short' }, { hasher }))).code,
+      ).toBe('invalid_password');
+      expect(
+        (await failure(registerUser(adapter, { username: 'dave', password: PASSWORD_73 }, { hasher }))).code,
+      ).toBe('invalid_password');
+      expect(
+        (await failure(registerUser(adapter, { username: 'da\u200Bve', password: 'password1' }, { hasher })))
+          .code,
+      ).toBe('invalid_username');
       expect(await usersInDb(adapter)).toEqual(before);
     });
 
     it('logs in with the right password (any case of the username) and returns the user without hash', async () => {
-      const user = await authenticateUser(adapter, { username: 'ALICE', password: 'correct horse' }, { limiter: generous(), clientAddress: '192.0.2.1', hasher });
+      const user = await authenticateUser(
+        adapter,
+        { username: 'ALICE', password: 'correct horse' },
+        { limiter: generous(), clientAddress: '192.0.2.1', hasher },
+      );
       expect(user).toEqual({ id: expect.any(Number), username: 'Alice', is_admin: false });
     });
 
     it('answers the same 401 invalid_credentials for a wrong password and an unknown user', async () => {
       const options = { limiter: generous(), clientAddress: '192.0.2.1', hasher };
-      const wrong = await failure(authenticateUser(adapter, { username: 'Alice', password: 'wrong horse' }, options));
-      const unknown = await failure(authenticateUser(adapter, { username: 'nobody', password: 'wrong horse' }, options));
-      const invalidName = await failure(authenticateUser(adapter, { username: ' bad\u202E', password: 'wrong horse' }, options));
+      const wrong = await failure(
+        authenticateUser(adapter, { username: 'Alice', password: 'wrong horse' }, options),
+      );
+      const unknown = await failure(
+        authenticateUser(adapter, { username: 'nobody', password: 'wrong horse' }, options),
+      );
+      const invalidName = await failure(
+        authenticateUser(adapter, { username: ' bad\u202E', password: 'wrong horse' }, options),
+      );
       for (const e of [wrong, unknown, invalidName]) {
         expect(e.status).toBe(401);
-        expect(e.toBody()).toEqual({ error: { code: 'invalid_credentials', message: 'invalid username or password' } });
+        expect(e.toBody()).toEqual({
+          error: { code: 'invalid_credentials', message: 'invalid username or password' },
+        });
         expect(e.headers).toEqual(wrong.headers);
       }
     });
@@ -168,40 +215,103 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
     it('does not truncate: a 73-byte password fails although its first 72 bytes are the password', async () => {
       await registerUser(adapter, { username: 'multibyte', password: PASSWORD_72 }, { hasher });
       const options = { limiter: generous(), clientAddress: '192.0.2.1', hasher };
-      expect((await authenticateUser(adapter, { username: 'multibyte', password: PASSWORD_72 }, options)).username).toBe('multibyte');
-      expect((await failure(authenticateUser(adapter, { username: 'multibyte', password: PASSWORD_73 }, options))).code).toBe('invalid_credentials');
+      expect(
+        (await authenticateUser(adapter, { username: 'multibyte', password: PASSWORD_72 }, options)).username,
+      ).toBe('multibyte');
+      expect(
+        (await failure(authenticateUser(adapter, { username: 'multibyte', password: PASSWORD_73 }, options)))
+          .code,
+      ).toBe('invalid_credentials');
     });
 
-    it('rate-limits failures per username with 429 and Retry-After, even for the right password', async () => {
-      const limiter = createLoginRateLimiter();
+    it('never refuses a correct password because of failures from other addresses: 429 only where they came from', async () => {
+      const limiter = createLoginRateLimiter({ adapter, limits: DEFAULT_LOGIN_LIMITS });
       for (let i = 0; i < 5; i++) {
-        await failure(authenticateUser(adapter, { username: 'carol', password: 'wrong pass' }, { limiter, clientAddress: `198.51.100.${i}`, hasher }));
+        await failure(
+          authenticateUser(
+            adapter,
+            { username: 'carol', password: 'wrong pass' },
+            { limiter, clientAddress: '198.51.100.7', hasher },
+          ),
+        );
       }
-      const e = await failure(authenticateUser(adapter, { username: 'CAROL', password: 'password1' }, { limiter, clientAddress: '198.51.100.99', hasher }));
+      const e = await failure(
+        authenticateUser(
+          adapter,
+          { username: 'CAROL', password: 'password1' },
+          { limiter, clientAddress: '198.51.100.7', hasher },
+        ),
+      );
       expect(e.status).toBe(429);
       expect(e.code).toBe('too_many_attempts');
       expect(Number(e.headers['Retry-After'])).toBeGreaterThan(0);
+      const owner = await authenticateUser(
+        adapter,
+        { username: 'carol', password: 'password1' },
+        { limiter, clientAddress: '203.0.113.50', hasher },
+      );
+      expect(owner.username).toBe('carol');
     });
 
-    it('counts parallel attempts while their passwords are compared: 10 at once → 5 × 401, 5 × 429', async () => {
-      const limiter = createLoginRateLimiter();
+    it('counts parallel wrong guesses while their passwords are compared: 10 at once from one address → 5 × 401, 5 × 429', async () => {
+      const limiter = createLoginRateLimiter({ adapter, limits: DEFAULT_LOGIN_LIMITS });
       const results = await Promise.allSettled(
         Array.from({ length: 10 }, (_, i) =>
-          authenticateUser(adapter, { username: 'Alice', password: `guess-${i}xx` }, { limiter, clientAddress: `198.51.100.${i}`, hasher }),
+          authenticateUser(
+            adapter,
+            { username: 'Alice', password: `guess-${i}xx` },
+            { limiter, clientAddress: '198.51.100.8', hasher },
+          ),
         ),
       );
-      const codes = results.map((r) => (r.status === 'rejected' ? (r.reason as RestError).code : 'ok')).sort();
+      const codes = results
+        .map((r) => (r.status === 'rejected' ? (r.reason as RestError).code : 'ok'))
+        .sort();
       expect(codes).toEqual([...Array(5).fill('invalid_credentials'), ...Array(5).fill('too_many_attempts')]);
     });
 
+    it('never counts correct logins: 10 at once from one address all succeed', async () => {
+      const limiter = createLoginRateLimiter({ adapter, limits: DEFAULT_LOGIN_LIMITS });
+      const results = await Promise.all(
+        Array.from({ length: 10 }, () =>
+          authenticateUser(
+            adapter,
+            { username: 'Alice', password: 'correct horse' },
+            { limiter, clientAddress: '198.51.100.9', hasher },
+          ),
+        ),
+      );
+      expect(results.map((u) => u.username)).toEqual(Array(10).fill('Alice'));
+    });
+
     it('rate-limits failures per client address across usernames', async () => {
-      const limiter = createLoginRateLimiter({ perAddress: { maxFailures: 4, windowSeconds: 900 } });
+      const limiter = createLoginRateLimiter({ adapter, limits: { ...DEFAULT_LOGIN_LIMITS, perAddress: 4 } });
       for (let i = 0; i < 4; i++) {
-        await failure(authenticateUser(adapter, { username: `ghost${i}`, password: 'wrong pass' }, { limiter, clientAddress: '203.0.113.9', hasher }));
+        await failure(
+          authenticateUser(
+            adapter,
+            { username: `ghost${i}`, password: 'wrong pass' },
+            { limiter, clientAddress: '203.0.113.9', hasher },
+          ),
+        );
       }
-      const e = await failure(authenticateUser(adapter, { username: 'Alice', password: 'correct horse' }, { limiter, clientAddress: '203.0.113.9', hasher }));
+      const e = await failure(
+        authenticateUser(
+          adapter,
+          { username: 'Alice', password: 'correct horse' },
+          { limiter, clientAddress: '203.0.113.9', hasher },
+        ),
+      );
       expect(e.code).toBe('too_many_attempts');
-      expect((await authenticateUser(adapter, { username: 'Alice', password: 'correct horse' }, { limiter, clientAddress: '203.0.113.10', hasher })).username).toBe('Alice');
+      expect(
+        (
+          await authenticateUser(
+            adapter,
+            { username: 'Alice', password: 'correct horse' },
+            { limiter, clientAddress: '203.0.113.10', hasher },
+          )
+        ).username,
+      ).toBe('Alice');
     });
 
     it('takes about the same time for an unknown user as for a wrong password (medians within 2×)', async () => {

@@ -34,7 +34,7 @@ export function testConfig(dbUrl: string, cors: CorsConfig = { enabled: false, o
     db: { url: dbUrl, rls: false },
     auth: { enabled: false, secret: null, tokenTtlSeconds: 3600 },
     cors,
-    http: { maxRows: DEFAULT_MAX_ROWS },
+    http: { trustProxy: false, maxRows: DEFAULT_MAX_ROWS },
   };
 }
 

@@ -106,7 +106,7 @@ describe('loadConfig', () => {
       db: { url: 'sqlite://./rest.db', rls: false, statementTimeoutMs: 10_000 },
       auth: { enabled: false, disabledExplicitly: false, secret: null, tokenTtlSeconds: 86400 },
       cors: { enabled: false, origins: [] },
-      http: { maxRows: 1000 },
+      http: { trustProxy: false, maxRows: 1000 },
     });
   });
 
@@ -114,6 +114,20 @@ describe('loadConfig', () => {
     expect(load({ flags: { 'db.url': 'postgres://h/db' } }).db.rls).toBe(true);
     expect(load({ flags: { 'db.url': 'postgresql://h/db', 'db.rls': 'off' } }).db.rls).toBe(false);
     expect(load({ flags: { 'db.url': 'mysql://h/db' } }).db.rls).toBe(false);
+  });
+
+  it('reads http.trust_proxy from the flag, REST_HTTP_TRUST_PROXY or http: {trust_proxy} (default off)', () => {
+    expect(load({}).http.trustProxy).toBe(false);
+    expect(load({ flags: { 'http.trust_proxy': 'on' } }).http.trustProxy).toBe(true);
+    expect(load({ env: { REST_HTTP_TRUST_PROXY: 'true' } }).http.trustProxy).toBe(true);
+    const readFile = files({ 'rest.yml': 'http: {trust_proxy: true}' });
+    expect(load({ flags: { config: 'rest.yml' }, readFile }).http.trustProxy).toBe(true);
+    expect(load({ flags: { config: 'rest.yml', 'http.trust_proxy': 'off' }, readFile }).http.trustProxy).toBe(
+      false,
+    );
+    expect(errorOf(() => load({ env: { REST_HTTP_TRUST_PROXY: 'maybe' } })).message).toMatch(
+      /http.trust_proxy must be on or off/,
+    );
   });
 
   it('refuses rls on for other databases', () => {
@@ -134,7 +148,7 @@ describe('loadConfig', () => {
       db: { url: 'sqlite://file.db', rls: false, statementTimeoutMs: 10_000 },
       auth: { enabled: true, disabledExplicitly: false, secret: 'f'.repeat(40), tokenTtlSeconds: 60 },
       cors: { enabled: true, origins: ['https://a.example'] },
-      http: { maxRows: 1000 },
+      http: { trustProxy: false, maxRows: 1000 },
     });
     const env = {
       REST_CONFIG: 'rest.yml',
