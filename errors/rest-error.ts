@@ -92,6 +92,10 @@ export class RestError extends Error {
 
 export const isRestError = (e: unknown): e is RestError => e instanceof RestError;
 
+/** A broken invariant of rest itself: 500 with the bare public body; `reason` stays in the cause. */
+export const internalError = (reason: string): RestError =>
+  new RestError('internal', 'internal', 'Internal error.', { cause: new Error(reason) });
+
 export function assertNever(x: never, what = 'value'): never {
   throw new Error(`unexpected ${what}: ${JSON.stringify(x)}`);
 }

@@ -42,6 +42,12 @@ export interface SchemaSnapshot {
   readonly tables: ReadonlyMap<string, TableInfo>;
 }
 
+/**
+ * How a request's statements run: `single` — exactly one statement, its own transaction;
+ * `transaction` — every statement in one transaction (COMMIT on resolve, ROLLBACK on throw).
+ */
+export type RunMode = 'single' | 'transaction';
+
 /** Which writes can hand back the rows they stored in the same statement (`… RETURNING`). */
 export interface Returning {
   readonly insert: boolean;

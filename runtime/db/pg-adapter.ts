@@ -7,7 +7,7 @@ import pg from 'pg';
 import { postgresDialect } from '../../compiler/sql/dialect.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../compiler/types.js';
-import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from './adapter.js';
+import type { DbAdapter, DbSession, QueryResult, Returning, Row, RunMode, SchemaSnapshot } from './adapter.js';
 import {
   CONNECT_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
@@ -16,7 +16,7 @@ import {
 } from './adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from './build-snapshot.js';
 import { decimalValue, integerValue, localTimestamp, utcTimestamp } from './db-values.js';
-import { RestError } from '../../errors/rest-error.js';
+import { internalError } from '../../errors/rest-error.js';
 import { ADAPTER_CLOSED, CONNECTION_FAILED, adapterError, mapDbError } from './map-db-error.js';
 import { createPreparedStatements, type PreparedStatements } from './pg-prepared.js';
 
@@ -118,16 +118,12 @@ const isConnectionFailure = (e: unknown): boolean =>
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
-/**
- * `single`: `fn` runs exactly one statement, pipelined with the opening and COMMIT; `transaction`:
- * any number, the first pipelined with the opening, COMMIT when `fn` resolves.
- */
-export type PipelineMode = 'single' | 'transaction';
 
 export interface Pipeline {
   /** Statements run after BEGIN and before the request's own, in the same round trip. */
   readonly opening: readonly RenderedSql[];
-  readonly mode: PipelineMode;
+  /** `single`: the one statement is pipelined with the opening and COMMIT; `transaction`: the first is. */
+  readonly mode: RunMode;
   /** What to throw for the driver error of an opening statement; default: mapped like any error. */
   openingError?(e: unknown): unknown;
   /** What to throw for the driver error of a request statement; undefined: mapped like any error. */
@@ -283,9 +279,7 @@ class PgAdapterImpl implements PgAdapter {
           // After a single statement the transaction has committed and its settings are gone: a
           // second statement would run outside them. Never let it.
           if (pipeline.mode === 'single') {
-            throw new RestError('internal', 'internal', 'Internal error.', {
-              cause: new Error('a single-statement request ran a second statement'),
-            });
+            throw internalError('a single-statement request ran a second statement');
           }
           return send(this.#prepared.queryFor(client, sql));
         },

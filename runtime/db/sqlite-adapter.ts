@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { sqliteDialect } from '../../compiler/sql/dialect.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../compiler/types.js';
-import { RestError } from '../../errors/rest-error.js';
+import { internalError } from '../../errors/rest-error.js';
 import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from './adapter.js';
 import type { AdapterOptions } from './adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from './build-snapshot.js';
@@ -219,9 +219,7 @@ class SqliteAdapter implements DbAdapter {
     const tx: DbSession = {
       query: async (sql) => {
         if (!active) {
-          throw new RestError('internal', 'internal', 'Internal error.', {
-            cause: new Error('transaction session used after its transaction ended'),
-          });
+          throw internalError('transaction session used after its transaction ended');
         }
         return this.#retryBusy(() => this.#execute(sql));
       },

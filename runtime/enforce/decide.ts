@@ -64,7 +64,7 @@ function missingColumn(user: AuthUser, table: string, column: string): DenyReaso
 }
 
 /** Decides `policy` for a request whose compiled policy set is already at hand. */
-export function decideWith(
+function decideWith(
   compiled: PolicySet,
   { table, action, user, schema }: AuthorizationRequest,
 ): InProcessDecision {

@@ -2,7 +2,7 @@
 // its role and session settings; the default runs on the adapter's pool.
 
 import type { Action, AuthUser } from '../../compiler/types.js';
-import type { DbAdapter, DbSession } from '../db/adapter.js';
+import type { DbAdapter, DbSession, RunMode } from '../db/adapter.js';
 
 export interface RunContext {
   readonly user: AuthUser;
@@ -10,11 +10,7 @@ export interface RunContext {
   readonly table: string;
 }
 
-/**
- * `single`: `fn` runs exactly one statement, which autocommit makes its own transaction;
- * `transaction`: every statement of `fn` in one transaction (COMMIT on resolve, ROLLBACK on throw).
- */
-export type RunMode = 'single' | 'transaction';
+export type { RunMode };
 
 export interface RequestRunner {
   run<T>(context: RunContext, mode: RunMode, fn: (session: DbSession) => Promise<T>): Promise<T>;

@@ -4,7 +4,7 @@
 // row refuses the request (the caller's transaction then rolls everything back).
 
 import type { AuthUser } from '../../compiler/types.js';
-import { RestError } from '../../errors/rest-error.js';
+import { internalError } from '../../errors/rest-error.js';
 import type { Row } from '../db/adapter.js';
 import { checkFailed } from './denials.js';
 
@@ -31,9 +31,7 @@ export function judgeStoredRows(
   const { flag } = judgement;
   return rows.map((row, i) => {
     if (!Object.hasOwn(row, flag)) {
-      throw new RestError('internal', 'internal', 'Internal error.', {
-        cause: new Error(`the stored row came back without its check column ${flag}`),
-      });
+      throw internalError(`the stored row came back without its check column ${flag}`);
     }
     if (!passed(row[flag])) {
       const rejected =

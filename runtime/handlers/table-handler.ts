@@ -4,7 +4,7 @@
 import type { Dialect } from '../../compiler/sql/dialect.js';
 import { renderSql, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
-import { isRestError, RestError } from '../../errors/rest-error.js';
+import { internalError, isRestError, RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
 import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
@@ -86,9 +86,6 @@ async function read(ctx: Ctx, request: ReadRequest): Promise<HandlerResult> {
 const pick = (row: Readonly<Record<string, unknown>>, columns: readonly ColumnInfo[]): Row =>
   Object.fromEntries(columns.filter((c) => Object.hasOwn(row, c.name)).map((c) => [c.name, row[c.name]]));
 
-const internal = (reason: string): RestError =>
-  new RestError('internal', 'internal', 'Internal error.', { cause: new Error(reason) });
-
 /** Without RETURNING and without a primary key, the rows a write stored cannot be found again. */
 const unverifiable = (ctx: Ctx): RestError =>
   policyDenied(ctx.user, ctx.table.name, {
@@ -116,7 +113,7 @@ async function insertOne(ctx: Ctx, tx: DbSession, row: WriteRow, shape: StoredSh
   if (ctx.deps.returning.insert || !wanted) {
     const inserted = await query(ctx, tx, insertStatement(table, row, shape, dialect, qd));
     const stored = inserted.rows[0];
-    if (stored === undefined && wanted) throw internal('INSERT … RETURNING gave no row');
+    if (stored === undefined && wanted) throw internalError('INSERT … RETURNING gave no row');
     return stored ?? {};
   }
   const inserted = await query(ctx, tx, insertStatement(table, row, undefined, dialect, qd));
@@ -128,7 +125,7 @@ async function insertOne(ctx: Ctx, tx: DbSession, row: WriteRow, shape: StoredSh
   }
   const [stored, ...more] = (await query(ctx, tx, storedRowsStatement(table, where, shape, dialect))).rows;
   if (stored === undefined || more.length > 0)
-    throw internal('the inserted row could not be read back by its key');
+    throw internalError('the inserted row could not be read back by its key');
   return stored;
 }
 
@@ -181,7 +178,8 @@ async function updateStored(
   if (before === undefined || after === undefined) throw unverifiable(ctx);
   const { rowCount } = await query(ctx, tx, updateStatement(table, patch, before, undefined, dialect, qd));
   const stored = (await query(ctx, tx, storedRowsStatement(table, after, shape, dialect))).rows;
-  if (stored.length !== keys.length) throw internal('the updated rows could not be read back by their keys');
+  if (stored.length !== keys.length)
+    throw internalError('the updated rows could not be read back by their keys');
   return { count: rowCount, stored };
 }
 
