@@ -4,7 +4,8 @@
 import { RestError } from '../errors/rest-error.js';
 import { visit, type ColumnRef, type Expr, type LiteralNode } from './ast.js';
 
-const KEYWORDS = new Set([
+/** Words an identifier must be double-quoted to be (keywords are case-insensitive). */
+export const POLICY_KEYWORDS: readonly string[] = Object.freeze([
   'and',
   'or',
   'not',
@@ -19,6 +20,7 @@ const KEYWORDS = new Set([
   'from',
   'where',
 ]);
+const KEYWORDS: ReadonlySet<string> = new Set(POLICY_KEYWORDS);
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Binding strength: or 1, and 2, not 3, comparisons 4, operands 5. */

@@ -3,18 +3,8 @@
 
 import fc from 'fast-check';
 import { ast, type AuthAttribute, type CompareOp, type Expr, type LiteralNode } from '../../grammar/ast.js';
+import { POLICY_KEYWORDS } from '../../grammar/print-policy.js';
 
-export const POLICY_KEYWORDS: readonly string[] = [
-  'and',
-  'or',
-  'not',
-  'is',
-  'in',
-  'null',
-  'true',
-  'false',
-  'auth_user',
-];
 export const AUTH_ATTRIBUTES: readonly AuthAttribute[] = ['id', 'username', 'is_admin', 'is_authenticated'];
 export const COMPARE_OPS: readonly CompareOp[] = ['=', '!=', '<', '<=', '>', '>='];
 
