@@ -1,5 +1,6 @@
 // Bench data: deterministic `items` rows spread evenly over the users, loaded into a fresh
-// PostgreSQL database (random name; `drop()` removes it and its request role) and into a SQLite file.
+// PostgreSQL database (random name; `drop()` removes it and its request role) and into a SQLite file;
+// for the team membership workload also `teams`, `members` and `team_items` (PostgreSQL only).
 
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -18,6 +19,18 @@ export const SMOKE_DATA: DataShape = { rows: 5_000, users: 100 };
 /** Rows a read returns: the issue's `WHERE user_id = $1 ORDER BY id LIMIT 20`. */
 export const PAGE_ROWS = 20;
 
+/** The team membership workload (issue 15): `team_items` rows spread over teams, users in 1–2 teams. */
+export interface TeamShape {
+  readonly rows: number;
+  readonly teams: number;
+  readonly users: number;
+}
+
+export const FULL_TEAM: TeamShape = { rows: 200_000, teams: 1_000, users: 5_000 };
+export const SMOKE_TEAM: TeamShape = { rows: 5_000, teams: 25, users: 125 };
+/** Share of the users who are in a second team (the others are in one). */
+export const SECOND_TEAM_SHARE = 0.5;
+
 export interface ItemRow {
   readonly id: number;
   readonly user_id: number;
@@ -27,10 +40,39 @@ export interface ItemRow {
   readonly created_at: string;
 }
 
+export interface TeamItemRow {
+  readonly id: number;
+  readonly team_id: number;
+  readonly title: string;
+  readonly amount: number;
+  readonly done: boolean;
+  readonly created_at: string;
+}
+
+export interface Membership {
+  readonly user_id: number;
+  readonly team_id: number;
+}
+
+export interface TeamData {
+  readonly items: readonly TeamItemRow[];
+  readonly members: readonly Membership[];
+}
+
+export interface BenchTeamData {
+  readonly shape: TeamShape;
+  readonly memberships: number;
+  /** The ids each user must see through their teams, ascending: the first PAGE_ROWS. */
+  readonly firstIds: ReadonlyMap<number, readonly number[]>;
+  readonly loadMillis: number;
+}
+
 export interface BenchData {
   readonly shape: DataShape;
   /** The ids each user must see, ascending: their first PAGE_ROWS rows. */
   readonly firstIds: ReadonlyMap<number, readonly number[]>;
+  /** Loaded into the PostgreSQL database only; undefined when the team workload is off. */
+  readonly team: BenchTeamData | undefined;
   readonly pgDatabase: string;
   readonly pgUrl: string;
   readonly sqliteFile: string;
@@ -59,13 +101,7 @@ export function generateItems(shape: DataShape, seed = 7): readonly ItemRow[] {
     );
   }
   const random = seededRandom(seed);
-  const owners = Array.from({ length: shape.rows }, (_, i) => (i % shape.users) + 1);
-  for (let i = owners.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    const tmp = owners[i] as number;
-    owners[i] = owners[j] as number;
-    owners[j] = tmp;
-  }
+  const owners = shuffledOwners(shape.rows, shape.users, random);
   const start = Date.UTC(2024, 0, 1);
   return owners.map((user_id, i) => ({
     id: i + 1,
@@ -75,6 +111,71 @@ export function generateItems(shape: DataShape, seed = 7): readonly ItemRow[] {
     done: random() < 0.3,
     created_at: new Date(start + i * 60_000).toISOString(),
   }));
+}
+
+/** Shuffled owners: every one of `owners` gets exactly rows/owners rows (the remainder to the first). */
+function shuffledOwners(rows: number, owners: number, random: () => number): number[] {
+  const out = Array.from({ length: rows }, (_, i) => (i % owners) + 1);
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    const tmp = out[i] as number;
+    out[i] = out[j] as number;
+    out[j] = tmp;
+  }
+  return out;
+}
+
+/**
+ * `team_items` spread evenly over the teams (shuffled over ids), and memberships: user u is in
+ * team ((u - 1) mod teams) + 1, so every team has users/teams members, and a seeded
+ * SECOND_TEAM_SHARE of the users is also in one other team.
+ */
+export function generateTeamData(shape: TeamShape, seed = 17): TeamData {
+  if (shape.teams < 2 || shape.users < shape.teams || shape.rows < shape.teams * PAGE_ROWS) {
+    throw new Error(
+      `team data needs at least 2 teams, a member per team and ${PAGE_ROWS} rows per team ` +
+        `(${shape.rows} rows, ${shape.teams} teams, ${shape.users} users)`,
+    );
+  }
+  const random = seededRandom(seed);
+  const start = Date.UTC(2024, 0, 1);
+  const items = shuffledOwners(shape.rows, shape.teams, random).map((team_id, i) => ({
+    id: i + 1,
+    team_id,
+    title: `item ${i + 1} of team ${team_id}`,
+    amount: Math.floor(random() * 100_000),
+    done: random() < 0.3,
+    created_at: new Date(start + i * 60_000).toISOString(),
+  }));
+  const members: Membership[] = [];
+  for (let user_id = 1; user_id <= shape.users; user_id++) {
+    const first = ((user_id - 1) % shape.teams) + 1;
+    members.push({ user_id, team_id: first });
+    if (random() < SECOND_TEAM_SHARE) {
+      // Any other team, uniformly.
+      const other = ((first - 1 + 1 + Math.floor(random() * (shape.teams - 1))) % shape.teams) + 1;
+      members.push({ user_id, team_id: other });
+    }
+  }
+  return { items, members };
+}
+
+/** The first PAGE_ROWS ids, ascending, of the rows of each user's teams. */
+export function teamFirstIdsByUser(data: TeamData): ReadonlyMap<number, readonly number[]> {
+  const byTeam = new Map<number, number[]>();
+  for (const item of data.items) {
+    const ids = byTeam.get(item.team_id) ?? [];
+    if (ids.length < PAGE_ROWS) ids.push(item.id);
+    byTeam.set(item.team_id, ids);
+  }
+  const teamsOf = new Map<number, number[]>();
+  for (const m of data.members) teamsOf.set(m.user_id, [...(teamsOf.get(m.user_id) ?? []), m.team_id]);
+  const out = new Map<number, readonly number[]>();
+  for (const [user, teams] of teamsOf) {
+    const ids = teams.flatMap((t) => byTeam.get(t) ?? []).sort((a, b) => a - b);
+    out.set(user, ids.slice(0, PAGE_ROWS));
+  }
+  return out;
 }
 
 export function firstIdsByUser(items: readonly ItemRow[]): ReadonlyMap<number, readonly number[]> {
@@ -97,6 +198,28 @@ CREATE TABLE items (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX items_user_id_idx ON items (user_id);`;
+
+/** The team pattern of the README: the policy reads `members` by `user_id`, `team_items` by `team_id`. */
+const PG_TEAM_DDL = `
+CREATE TABLE teams (
+  id integer PRIMARY KEY,
+  name varchar(64) NOT NULL
+);
+CREATE TABLE members (
+  user_id integer NOT NULL,
+  team_id integer NOT NULL REFERENCES teams (id),
+  PRIMARY KEY (user_id, team_id)
+);
+CREATE INDEX members_team_id_idx ON members (team_id);
+CREATE TABLE team_items (
+  id integer GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+  team_id integer NOT NULL REFERENCES teams (id),
+  title varchar(128) NOT NULL,
+  amount integer NOT NULL,
+  done boolean NOT NULL DEFAULT false,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX team_items_team_id_idx ON team_items (team_id);`;
 
 const SQLITE_DDL = `
 CREATE TABLE items (
@@ -152,6 +275,40 @@ async function loadPostgres(url: string, items: readonly ItemRow[]): Promise<voi
   });
 }
 
+async function loadPostgresTeams(url: string, shape: TeamShape, data: TeamData): Promise<void> {
+  await withPgClient(url, async (c) => {
+    await c.query(PG_TEAM_DDL);
+    await c.query(
+      `INSERT INTO teams (id, name) SELECT i, 'team ' || i FROM generate_series(1, $1::int) AS i`,
+      [shape.teams],
+    );
+    await c.query(`INSERT INTO members (user_id, team_id) SELECT * FROM unnest($1::int[], $2::int[])`, [
+      data.members.map((m) => m.user_id),
+      data.members.map((m) => m.team_id),
+    ]);
+    const chunk = 25_000;
+    for (let start = 0; start < data.items.length; start += chunk) {
+      const part = data.items.slice(start, start + chunk);
+      await c.query(
+        `INSERT INTO team_items (id, team_id, title, amount, done, created_at)
+         SELECT * FROM unnest($1::int[], $2::int[], $3::text[], $4::int[], $5::bool[], $6::timestamptz[])`,
+        [
+          part.map((r) => r.id),
+          part.map((r) => r.team_id),
+          part.map((r) => r.title),
+          part.map((r) => r.amount),
+          part.map((r) => r.done),
+          part.map((r) => r.created_at),
+        ],
+      );
+    }
+    await c.query(
+      `SELECT setval(pg_get_serial_sequence('team_items', 'id'), (SELECT max(id) FROM team_items))`,
+    );
+    await c.query('VACUUM (ANALYZE) teams, members, team_items');
+  });
+}
+
 function loadSqlite(file: string, items: readonly ItemRow[]): void {
   const db = new Database(file);
   try {
@@ -174,8 +331,11 @@ export async function generateBenchData(options: {
   readonly pgAdminUrl: string;
   readonly dir: string;
   readonly shape: DataShape;
+  /** The team membership tables, PostgreSQL only; undefined leaves them out. */
+  readonly team?: TeamShape | undefined;
 }): Promise<BenchData> {
   const items = generateItems(options.shape);
+  const teamShape = options.team;
   const pgDatabase = `rest_bench_${randomBytes(6).toString('hex')}`;
   const pgUrl = withDatabaseName(options.pgAdminUrl, pgDatabase);
   await withPgClient(options.pgAdminUrl, (c) => c.query(`CREATE DATABASE ${pgDatabase}`));
@@ -192,9 +352,21 @@ export async function generateBenchData(options: {
     const sqliteFile = join(options.dir, 'bench.db');
     loadSqlite(sqliteFile, items);
     const t2 = performance.now();
+    let team: BenchTeamData | undefined;
+    if (teamShape !== undefined) {
+      const teamData = generateTeamData(teamShape);
+      await loadPostgresTeams(pgUrl, teamShape, teamData);
+      team = {
+        shape: teamShape,
+        memberships: teamData.members.length,
+        firstIds: teamFirstIdsByUser(teamData),
+        loadMillis: performance.now() - t2,
+      };
+    }
     return {
       shape: options.shape,
       firstIds: firstIdsByUser(items),
+      team,
       pgDatabase,
       pgUrl,
       sqliteFile,

@@ -2,12 +2,21 @@
 // and overrides of each knob.
 
 import { parseArgs } from 'node:util';
-import { FULL_DATA, SMOKE_DATA, type DataShape } from './generate-data.js';
+import {
+  FULL_DATA,
+  FULL_TEAM,
+  SMOKE_DATA,
+  SMOKE_TEAM,
+  type DataShape,
+  type TeamShape,
+} from './generate-data.js';
 
 export interface BenchOptions {
   readonly mode: 'full' | 'smoke';
   readonly pgAdminUrl: string;
   readonly data: DataShape;
+  /** The team membership read workload (issue 15) on the PostgreSQL paths; undefined = not run. */
+  readonly team: TeamShape | undefined;
   readonly connections: number;
   readonly rounds: number;
   readonly writeRounds: number;
@@ -50,7 +59,8 @@ export function isFullProtocol(
 }
 
 const USAGE = `usage: npm run bench -- [--smoke] [--pg-url <url>] [--rounds <n>] [--write-rounds <n>]
-       [--duration <s>] [--warmup <s>] [--login-duration <s>] [--connections <n>] [--out <dir>] [--rest-cli <path>]`;
+       [--duration <s>] [--warmup <s>] [--login-duration <s>] [--connections <n>] [--out <dir>] [--rest-cli <path>]
+       [--team on|off]   (the team membership read workload; default on, off with --smoke)`;
 
 function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -74,16 +84,21 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       connections: { type: 'string' },
       out: { type: 'string' },
       'rest-cli': { type: 'string' },
+      team: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
   });
   if (values.help) throw new Error(USAGE);
   const smoke = values.smoke;
+  const team = values.team ?? (smoke ? 'off' : 'on');
+  if (team !== 'on' && team !== 'off')
+    throw new Error(`--team must be on or off, got ${JSON.stringify(team)}\n${USAGE}`);
   return {
     mode: smoke ? 'smoke' : 'full',
     pgAdminUrl: values['pg-url'] ?? env['REST_TEST_PG_URL'] ?? DEFAULT_PG_URL,
     data: smoke ? SMOKE_DATA : FULL_DATA,
+    team: team === 'off' ? undefined : smoke ? SMOKE_TEAM : FULL_TEAM,
     connections: Math.round(positive('connections', values.connections, 32)),
     rounds: Math.round(positive('rounds', values.rounds, smoke ? 1 : FULL_PROFILE.rounds)),
     writeRounds: Math.round(

@@ -6,7 +6,7 @@
 import type { LoadRequest } from './driver-protocol.js';
 import { PAGE_ROWS } from './generate-data.js';
 import type { Measured } from './report-model.js';
-import { bearer, READ_PATH, send, type Answer, type UserToken } from './workloads.js';
+import { bearer, READ_PATH, send, TEAM_READ_PATH, type Answer, type UserToken } from './workloads.js';
 
 export type ProbeOutcome = Measured<{ readonly checks: number }>;
 
@@ -50,27 +50,50 @@ export function probeReads(
   forgedToken: string,
   firstIds: ReadonlyMap<number, readonly number[]>,
 ): Promise<ProbeOutcome> {
+  return probeReadsAt(baseUrl, READ_PATH, users, forgedToken, firstIds, (user, rows) => {
+    const owners = new Set(rows.map((r) => Number(field(r, 'user_id'))));
+    return owners.size === 1 && owners.has(user.userId)
+      ? undefined
+      : `user ${user.userId}: rows of users ${[...owners].join(',')}`;
+  });
+}
+
+/** The team membership read: each user sees exactly the first rows of their teams. */
+export function probeTeamReads(
+  baseUrl: string,
+  users: readonly UserToken[],
+  forgedToken: string,
+  firstIds: ReadonlyMap<number, readonly number[]>,
+): Promise<ProbeOutcome> {
+  return probeReadsAt(baseUrl, TEAM_READ_PATH, users, forgedToken, firstIds, () => undefined);
+}
+
+function probeReadsAt(
+  baseUrl: string,
+  path: string,
+  users: readonly UserToken[],
+  forgedToken: string,
+  firstIds: ReadonlyMap<number, readonly number[]>,
+  checkRows: (user: UserToken, rows: readonly unknown[]) => string | undefined,
+): Promise<ProbeOutcome> {
   const rowsOf = (user: UserToken) => async (): Promise<string | undefined> => {
-    const answer = await send(baseUrl, { method: 'GET', path: READ_PATH, headers: bearer(user.token) });
+    const answer = await send(baseUrl, { method: 'GET', path, headers: bearer(user.token) });
     const expected = firstIds.get(user.userId) ?? [];
     if (answer.status !== 200 || !Array.isArray(answer.body))
       return `user ${user.userId}: expected 200 and ${PAGE_ROWS} rows, got ${show(answer)}`;
     const rows: readonly unknown[] = answer.body;
     const ids = rows.map((r) => Number(field(r, 'id')));
-    const owners = new Set(rows.map((r) => Number(field(r, 'user_id'))));
     if (ids.join(',') !== expected.join(',')) {
       return `user ${user.userId}: expected ids ${expected.join(',')}, got ${ids.join(',') || 'none'}`;
     }
-    if (owners.size !== 1 || !owners.has(user.userId))
-      return `user ${user.userId}: rows of users ${[...owners].join(',')}`;
-    return undefined;
+    return checkRows(user, rows);
   };
   return runChecks([
-    expectStatus(baseUrl, 'no token', { method: 'GET', path: READ_PATH, headers: {} }, 401),
+    expectStatus(baseUrl, 'no token', { method: 'GET', path, headers: {} }, 401),
     expectStatus(
       baseUrl,
       'token signed with another secret',
-      { method: 'GET', path: READ_PATH, headers: bearer(forgedToken) },
+      { method: 'GET', path, headers: bearer(forgedToken) },
       401,
     ),
     ...users.map(rowsOf),

@@ -2,8 +2,8 @@
 
 import { FULL_DATA } from './generate-data.js';
 import { FULL_PROFILE, isFullProtocol } from './options.js';
-import type { BenchReport, Measured, RoundTrips, ScenarioRow, Spread } from './report-model.js';
-import { LOGIN_READ_P99_LIMIT_MS } from './targets.js';
+import type { BenchReport, Measured, RoundTrips, ScenarioRow, Spread, TeamReport } from './report-model.js';
+import { LOGIN_READ_P99_LIMIT_MS, TEAM_READ_MIN_RATIO } from './targets.js';
 
 const num = (v: number, digits = 0): string =>
   Number.isFinite(v)
@@ -71,6 +71,55 @@ function roundsTable(rows: readonly ScenarioRow[]): string {
   return lines.join('\n');
 }
 
+/** Issue 15's workload: the owner-filter read's request shape on a table filtered through `members`. */
+function teamSection(team: TeamReport | null, rounds: number, read: readonly ScenarioRow[]): string {
+  if (team === null) {
+    return `## Reads through a relation: team membership (issue 15)
+
+Not run (\`--team off\`; the smoke profile leaves it out unless \`--team on\` is given).`;
+  }
+  const head = [
+    '| contender | median req/s (min–max) | × owner-filter read req/s (same round) | p50 ms | p99 ms | × owner-filter read p99 | server CPU µs/req | PostgreSQL CPU µs/req | round trips/req |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const lines = team.read.map((row) => {
+    if (!row.outcome.ok)
+      return `| ${row.label} | **failed**: ${cell(row.outcome.reason)} |  |  |  |  |  |  |  |`;
+    const s = row.outcome.value;
+    return `| ${row.label} | ${num(s.rps.median)} (${num(s.rps.min)}–${num(s.rps.max)}) | ${times(row.vsOwnerRead?.rps ?? null)} | ${ms(s.p50Ms)} | ${ms(s.p99Ms)} | ${times(row.vsOwnerRead?.p99 ?? null)} | ${orDash(s.cpuUsPerRequest)} | ${orDash(s.dbCpuUsPerRequest)} | ${trips(row.roundTrips)} |`;
+  });
+  const roundLines = [
+    '| round | contender | owner-filter read req/s | team read req/s | team ÷ owner |',
+    '|---:|---|---:|---:|---:|',
+  ];
+  for (let round = 1; round <= rounds; round++) {
+    for (const row of team.read) {
+      const t = row.rounds.find((x) => x.round === round);
+      const o = read.find((r) => r.contender === row.contender)?.rounds.find((x) => x.round === round);
+      if (t === undefined || o === undefined) continue;
+      roundLines.push(
+        `| ${round} | ${row.label} | ${num(o.rps)} | ${num(t.rps)} | ${o.rps > 0 ? `${(t.rps / o.rps).toFixed(2)}×` : '–'} |`,
+      );
+    }
+  }
+  return `## Reads through a relation: team membership (issue 15)
+
+\`GET /team_items?order=id.asc&page_size=20\` — the owner-filter read's request shape — with a bearer token of one of
+${num(team.users)} users; \`team_items\` holds ${num(team.rows)} rows spread evenly over ${num(team.teams)} teams, and each user is in one or
+two teams (${num(team.memberships)} rows of \`members\`), so a caller sees ${num(team.rows / team.teams)}–${num((2 * team.rows) / team.teams)} rows of which the first 20 come back.
+The policies, written through \`POST /auth_policies\` as an admin (the README's team pattern):
+
+${team.policies.map((p) => `- \`${p.table_name} / ${p.action} / ${p.expression}\``).join('\n')}
+
+Indexes: \`team_items (team_id)\`, \`members\` primary key \`(user_id, team_id)\` and \`members (team_id)\`. Timed in the
+same rounds as the owner-filter read (after it, each round); target: ≥ ${TEAM_READ_MIN_RATIO}× the same path's owner-filter read req/s,
+round by round.
+
+${[...head, ...lines].join('\n')}
+
+${roundLines.join('\n')}`;
+}
+
 export function renderMarkdown(report: BenchReport, chartPath: string): string {
   const m = report.machine;
   const c = report.config;
@@ -109,7 +158,7 @@ CPU in use by other work (2 s samples while the bench ran nothing): ${pct(m.busy
 
 ![Read req/s and p99 per contender](${chartPath})
 
-## Targets (issue 7)
+## Targets (issues 7 and 15)
 
 | target | measured (median, min–max over rounds) | result |
 |---|---|---|
@@ -122,6 +171,8 @@ policy \`user_id = auth_user.id\` adds the owner filter; the baseline runs
 \`SELECT … FROM items WHERE user_id = $1 ORDER BY id LIMIT 20\` itself.
 
 ${scenarioTable(report.read, true, rssOf)}
+
+${teamSection(report.team, c.rounds, report.read)}
 
 ## Writes: POST a row + PUT one of the caller's rows by key, 1:1
 
@@ -181,8 +232,8 @@ ${report.command}
 \`\`\`
 
 \`npm run bench -- --smoke\` is the few-second variant the test suite runs (\`test/e2e/bench-smoke.test.ts\`); it writes
-to a temporary directory. Options: \`--pg-url\`, \`--rounds\`, \`--write-rounds\`, \`--duration\`, \`--warmup\`,
-\`--connections\`, \`--login-duration\`, \`--out <dir>\`.
+to a temporary directory and leaves the team membership read out. Options: \`--pg-url\`, \`--rounds\`, \`--write-rounds\`,
+\`--duration\`, \`--warmup\`, \`--connections\`, \`--login-duration\`, \`--out <dir>\`, \`--team on|off\`.
 
 ## Policy compiler (\`npm run bench:compiler\`)
 

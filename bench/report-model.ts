@@ -71,6 +71,25 @@ export interface LoginResult {
   }>;
 }
 
+/** The team membership read (issue 15) of one PostgreSQL contender, timed in the read rounds. */
+export interface TeamRow extends ScenarioRow {
+  /** Per-round ratios to the same contender's owner-filter read: req/s and p99. */
+  readonly vsOwnerRead: { readonly rps: Spread; readonly p99: Spread } | null;
+}
+
+export interface TeamReport {
+  readonly rows: number;
+  readonly teams: number;
+  readonly users: number;
+  readonly memberships: number;
+  readonly policies: readonly {
+    readonly table_name: string;
+    readonly action: string;
+    readonly expression: string;
+  }[];
+  readonly read: readonly TeamRow[];
+}
+
 export interface ContenderReport {
   readonly id: ContenderId;
   readonly label: string;
@@ -124,6 +143,8 @@ export interface BenchReport {
   readonly read: readonly ScenarioRow[];
   readonly write: readonly ScenarioRow[];
   readonly login: LoginResult;
+  /** The team membership read workload; null when it was not run (`--team off`, smoke default). */
+  readonly team: TeamReport | null;
   readonly targets: readonly TargetCheck[];
   readonly compilerBench: Measured<string>;
 }

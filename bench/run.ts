@@ -1,6 +1,7 @@
 // `npm run bench`: generates the data, starts every contender as a real server, probes each for
-// correctness, counts round trips, then times interleaved rounds (reads, writes, logins) with the
-// load driver in its own process, and writes BENCHMARKS.md, the chart and results.json.
+// correctness, counts round trips, then times interleaved rounds (reads — with the team membership
+// read of the PostgreSQL paths in the same rounds —, writes, logins) with the load driver in its
+// own process, and writes BENCHMARKS.md, the chart and results.json.
 
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,7 +18,7 @@ import type { LoadRequest, LoadResult } from './driver-protocol.js';
 import { generateBenchData, seededRandom, type BenchData } from './generate-data.js';
 import { isFullProtocol, parseBenchOptions, type BenchOptions } from './options.js';
 import { backendCpuDelta, openPgBackendMeter, type PgBackendMeter } from './pg-backends.js';
-import { probeLogin, probeReads, probeWrites } from './probe.js';
+import { probeLogin, probeReads, probeTeamReads, probeWrites } from './probe.js';
 import { cpuMicros, machineBusyShare, peakRssBytes } from './proc-stats.js';
 import {
   ratiosByRound,
@@ -29,18 +30,23 @@ import {
   type RoundSample,
   type RoundTrips,
   type ScenarioRow,
+  type TeamReport,
+  type TeamRow,
 } from './report-model.js';
 import { renderMarkdown } from './report-markdown.js';
 import { countRoundTrips } from './round-trips.js';
 import { freePort, oneLine, startServer, type ServerProcess } from './server-process.js';
-import { evaluateTargets } from './targets.js';
+import { evaluateTargets, TEAM_CONTENDERS } from './targets.js';
 import {
+  bearer,
   loginRequests,
   mintToken,
   mintTokens,
   PUBLIC_READ,
   readRequests,
   send,
+  TEAM_POLICIES,
+  TEAM_READ_PATH,
   writeRequests,
   type Credentials,
   type UserToken,
@@ -57,9 +63,16 @@ interface ContenderState {
   readProbe: Measured<{ readonly checks: number }>;
   readFailure: string | undefined;
   writeFailure: string | undefined;
+  /** The team membership read: undefined while it may run (PostgreSQL rest contenders, --team on). */
+  teamFailure: string | undefined;
   readonly readRounds: RoundSample[];
   readonly writeRounds: RoundSample[];
-  roundTrips: { read: Measured<RoundTrips> | null; write: Measured<RoundTrips> | null };
+  readonly teamRounds: RoundSample[];
+  roundTrips: {
+    read: Measured<RoundTrips> | null;
+    write: Measured<RoundTrips> | null;
+    team: Measured<RoundTrips> | null;
+  };
   peakRss: number | null;
 }
 
@@ -130,6 +143,28 @@ async function setupAuth(c: ContenderState): Promise<boolean> {
   }
   await markFailed(c, reason);
   return false;
+}
+
+/** The README's team pattern through `POST /auth_policies` as an admin, validated like any policy. */
+async function addTeamPolicies(c: ContenderState, adminToken: string): Promise<string | undefined> {
+  if (!isUsable(c)) return `${c.spec.label} is not running`;
+  try {
+    for (const policy of TEAM_POLICIES) {
+      const answer = await send(c.server.baseUrl, {
+        method: 'POST',
+        path: '/auth_policies',
+        headers: { ...bearer(adminToken), 'content-type': 'application/json' },
+        body: JSON.stringify(policy),
+      });
+      if (answer.status !== 201) {
+        const body = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+        return `POST /auth_policies (${policy.table_name} / ${policy.action}) answered ${answer.status}: ${oneLine(body, 200)}`;
+      }
+    }
+    return undefined;
+  } catch (e) {
+    return `POST /auth_policies: ${errorText(e)}`;
+  }
 }
 
 async function registerUsers(baseUrl: string, users: readonly Credentials[]): Promise<string | undefined> {
@@ -213,7 +248,7 @@ function progressLine(
   rounds: number,
   c: ContenderState,
   s: RoundSample,
-  vs?: RoundSample,
+  vs?: { readonly sample: RoundSample | undefined; readonly name: string },
 ): string {
   const parts = [
     `[${phase}] round ${round}/${rounds}`,
@@ -224,65 +259,80 @@ function progressLine(
     `cpu ${s.cpuUsPerRequest === null ? '–' : fmt(s.cpuUsPerRequest)} µs/req`,
   ];
   if (s.dbCpuUsPerRequest !== null) parts.push(`pg ${fmt(s.dbCpuUsPerRequest)} µs/req`);
-  if (vs !== undefined && vs !== s && vs.rps > 0) parts.push(`${(s.rps / vs.rps).toFixed(2)}× baseline`);
+  const ref = vs?.sample;
+  if (vs !== undefined && ref !== undefined && ref !== s && ref.rps > 0)
+    parts.push(`${(s.rps / ref.rps).toFixed(2)}× ${vs.name}`);
   if (s.non2xx + s.errors > 0) parts.push(`${s.non2xx + s.errors} bad answers`);
   return parts.join('  ');
 }
 
-/** Warm-up for each contender, then rounds A B C … A B C …; a bad answer takes a contender out. */
+/** One workload of one contender inside a phase's rounds. */
+interface Lane {
+  /** Shown in the progress lines: `[read]`, `[write]`, `[team]`. */
+  readonly tag: 'read' | 'write' | 'team';
+  readonly c: ContenderState;
+  readonly requests: readonly LoadRequest[];
+  readonly samples: RoundSample[];
+  readonly failureKey: 'readFailure' | 'writeFailure' | 'teamFailure';
+  /** The sample of this round the progress line compares with, if any. */
+  readonly vs?: (thisRound: ReadonlyMap<Lane, RoundSample>) => {
+    readonly sample: RoundSample | undefined;
+    readonly name: string;
+  };
+}
+
+function sampleOf(
+  thisRound: ReadonlyMap<Lane, RoundSample>,
+  c: ContenderState,
+  tag: Lane['tag'],
+): RoundSample | undefined {
+  for (const [lane, s] of thisRound) if (lane.c === c && lane.tag === tag) return s;
+  return undefined;
+}
+
+/** Warm-up for each lane, then rounds A B C … A B C …; a bad answer takes a lane out. */
 async function runPhase(
-  phase: 'read' | 'write',
-  contenders: readonly ContenderState[],
-  requests: readonly LoadRequest[],
+  lanes: readonly Lane[],
   rounds: number,
   options: BenchOptions,
   driver: Driver,
   meter: PgBackendMeter | undefined,
 ): Promise<void> {
-  const failureKey = phase === 'read' ? 'readFailure' : 'writeFailure';
-  const samples = (c: ContenderState): RoundSample[] => (phase === 'read' ? c.readRounds : c.writeRounds);
-  const active = (): (ContenderState & { server: ServerProcess })[] =>
-    contenders.filter(
-      (c): c is ContenderState & { server: ServerProcess } => isUsable(c) && c[failureKey] === undefined,
+  const active = (): (Lane & { c: ContenderState & { server: ServerProcess } })[] =>
+    lanes.filter(
+      (l): l is Lane & { c: ContenderState & { server: ServerProcess } } =>
+        isUsable(l.c) && l.c[l.failureKey] === undefined,
     );
-  const fail = (c: ContenderState, reason: string): void => {
-    c[failureKey] = reason;
-    log(`FAILED   [${phase}] ${c.spec.label}: ${reason}`);
+  const fail = (l: Lane, reason: string): void => {
+    l.c[l.failureKey] = reason;
+    log(`FAILED   [${l.tag}] ${l.c.spec.label}: ${reason}`);
   };
 
-  for (const c of active()) {
+  for (const l of active()) {
     try {
-      const warm = await timed(driver, c, meter, requests, options.warmupSeconds, options.connections);
+      const warm = await timed(driver, l.c, meter, l.requests, options.warmupSeconds, options.connections);
       const bad = badAnswers(warm.result);
-      if (bad !== undefined) fail(c, `warm-up: ${bad}`);
-      else log(`[${phase}] warm-up  ${c.spec.label.padEnd(24)}  ${fmt(warm.result.rps).padStart(8)} req/s`);
+      if (bad !== undefined) fail(l, `warm-up: ${bad}`);
+      else log(`[${l.tag}] warm-up  ${l.c.spec.label.padEnd(24)}  ${fmt(warm.result.rps).padStart(8)} req/s`);
     } catch (e) {
-      fail(c, `warm-up: ${errorText(e)}`);
+      fail(l, `warm-up: ${errorText(e)}`);
     }
   }
   for (let round = 1; round <= rounds; round++) {
-    const byContender = new Map<string, RoundSample>();
-    for (const c of active()) {
+    const thisRound = new Map<Lane, RoundSample>();
+    for (const l of active()) {
       try {
-        const t = await timed(driver, c, meter, requests, options.roundSeconds, options.connections);
+        const t = await timed(driver, l.c, meter, l.requests, options.roundSeconds, options.connections);
         const s = sample(round, t);
-        samples(c).push(s);
-        byContender.set(c.spec.id, s);
-        log(
-          progressLine(
-            phase,
-            round,
-            rounds,
-            c,
-            s,
-            phase === 'read' ? byContender.get('baseline') : undefined,
-          ),
-        );
+        l.samples.push(s);
+        thisRound.set(l, s);
+        log(progressLine(l.tag, round, rounds, l.c, s, l.vs?.(thisRound)));
         const bad = badAnswers(t.result);
-        if (bad !== undefined) fail(c, `round ${round}: ${bad}`);
-        if (!c.server.isRunning()) fail(c, `round ${round}: the server exited: ${c.server.outputTail(4)}`);
+        if (bad !== undefined) fail(l, `round ${round}: ${bad}`);
+        if (!l.c.server.isRunning())
+          fail(l, `round ${round}: the server exited: ${l.c.server.outputTail(4)}`);
       } catch (e) {
-        fail(c, `round ${round}: ${errorText(e)}`);
+        fail(l, `round ${round}: ${errorText(e)}`);
       }
     }
   }
@@ -384,6 +434,30 @@ function scenarioRow(
           })()
         : null,
     roundTrips: phase === 'read' ? c.roundTrips.read : c.roundTrips.write,
+  };
+}
+
+function teamRow(c: ContenderState): TeamRow {
+  const rounds = c.teamRounds;
+  const failure = c.failure ?? c.teamFailure;
+  const both = (reference: readonly RoundSample[]) => {
+    const rps = ratiosByRound(rounds, reference, (r) => r.rps);
+    const p99 = ratiosByRound(rounds, reference, (r) => r.p99Ms);
+    return rps === null || p99 === null ? null : { rps, p99 };
+  };
+  return {
+    contender: c.spec.id,
+    label: c.spec.label,
+    outcome:
+      failure !== undefined
+        ? { ok: false, reason: failure }
+        : rounds.length === 0
+          ? { ok: false, reason: 'no round completed' }
+          : { ok: true, value: summarize(rounds) },
+    rounds,
+    vsBaseline: null,
+    vsOwnerRead: c.readRounds.length > 0 && rounds.length > 0 ? both(c.readRounds) : null,
+    roundTrips: c.roundTrips.team,
   };
 }
 
@@ -498,9 +572,16 @@ async function main(): Promise<number> {
     readProbe: { ok: false, reason: 'not probed' },
     readFailure: undefined,
     writeFailure: undefined,
+    teamFailure:
+      options.team === undefined
+        ? 'the team workload is off (--team off)'
+        : TEAM_CONTENDERS.includes(spec.id)
+          ? undefined
+          : 'the team workload runs on the PostgreSQL paths only',
     readRounds: [],
     writeRounds: [],
-    roundTrips: { read: null, write: null },
+    teamRounds: [],
+    roundTrips: { read: null, write: null, team: null },
     peakRss: null,
   }));
   const stateOf = (id: ContenderSpec['id']): ContenderState => {
@@ -518,7 +599,12 @@ async function main(): Promise<number> {
   const busyShareAtStart = await machineBusyShare();
   try {
     const t0 = performance.now();
-    data = await generateBenchData({ pgAdminUrl: options.pgAdminUrl, dir: workDir, shape: options.data });
+    data = await generateBenchData({
+      pgAdminUrl: options.pgAdminUrl,
+      dir: workDir,
+      shape: options.data,
+      team: options.team,
+    });
     const generated = data;
     cleanup.add(`dropping database ${generated.pgDatabase}`, async () => {
       await generated.drop();
@@ -528,6 +614,13 @@ async function main(): Promise<number> {
       `data: ${generated.pgDatabase} loaded in ${fmt(generated.loadMillis.postgres)} ms, SQLite in ${fmt(generated.loadMillis.sqlite)} ms ` +
         `(${fmt(performance.now() - t0)} ms total)`,
     );
+    const teamData = generated.team;
+    if (teamData !== undefined) {
+      log(
+        `data: team_items ${fmt(teamData.shape.rows)} rows over ${fmt(teamData.shape.teams)} teams, ` +
+          `${fmt(teamData.shape.users)} users in ${fmt(teamData.memberships)} memberships (PostgreSQL, in ${fmt(teamData.loadMillis)} ms)`,
+      );
+    }
     const machine = await machineInfo(generated.pgUrl);
 
     const userIds = Array.from({ length: options.data.users }, (_, i) => i + 1);
@@ -536,6 +629,24 @@ async function main(): Promise<number> {
     const forged = await mintToken(randomBytes(32).toString('hex'), 1);
     const reads = readRequests(tokens, seededRandom(11));
     const writes = writeRequests(tokens, generated.firstIds, seededRandom(13));
+    const teamTokens =
+      teamData === undefined
+        ? []
+        : await mintTokens(
+            secret,
+            Array.from({ length: teamData.shape.users }, (_, i) => i + 1),
+          );
+    const teamReads = readRequests(teamTokens, seededRandom(19), TEAM_READ_PATH);
+    // An external token with `is_admin` (SPEC §3.1): the admin who writes the team policies.
+    const adminToken = await mintToken(secret, 999_999_999, 3600, { is_admin: true });
+    const teamLanes = states.filter((c) => c.teamFailure === undefined);
+    const failTeam = (reason: string): void => {
+      for (const c of teamLanes) {
+        if (c.teamFailure !== undefined) continue;
+        c.teamFailure = reason;
+        log(`FAILED   [team] ${c.spec.label}: ${reason}`);
+      }
+    };
     const loginUsers: Credentials[] = Array.from({ length: options.loginUsers }, (_, i) => ({
       username: `bench_user_${i + 1}`,
       password: `bench-${randomBytes(9).toString('base64url')}`,
@@ -560,8 +671,20 @@ async function main(): Promise<number> {
         : undefined,
     ]);
     const [pgSetupDone] = await Promise.all([setupAuth(portable), setupAuth(sqlite)]);
+    // The team policies too, before the native server starts and reads them.
+    let teamPoliciesAdded = false;
+    if (pgSetupDone && teamLanes.length > 0) {
+      const failed = await addTeamPolicies(portable, adminToken);
+      if (failed === undefined) teamPoliciesAdded = true;
+      else failTeam(failed);
+    }
     if (native.failure === undefined) await startContender(native, generated.pgUrl, options, cleanup);
-    if (!pgSetupDone) await setupAuth(native);
+    if (!pgSetupDone && (await setupAuth(native)) && teamLanes.length > 0) {
+      const failed = await addTeamPolicies(native, adminToken);
+      if (failed === undefined) teamPoliciesAdded = true;
+      else failTeam(failed);
+    }
+    if (!teamPoliciesAdded) failTeam('the team policies were not written: auth setup failed');
     const registerFailure = isUsable(portable)
       ? await registerUsers(portable.server.baseUrl, loginUsers)
       : undefined;
@@ -583,6 +706,17 @@ async function main(): Promise<number> {
           log(`FAILED   [write] ${c.spec.label}: ${w.reason}`);
         }
       }
+      if (c.teamFailure === undefined && teamData !== undefined) {
+        const teamProbeUsers = [1, Math.ceil(teamData.shape.users / 2), teamData.shape.users].map(
+          (userId) => teamTokens[userId - 1] ?? { userId, token: '' },
+        );
+        const t = await probeTeamReads(c.server.baseUrl, teamProbeUsers, forged, teamData.firstIds);
+        if (t.ok) log(`probe ok ${c.spec.label}: ${t.value.checks} team read checks`);
+        else {
+          c.teamFailure = t.reason;
+          log(`FAILED   [team] ${c.spec.label}: ${t.reason}`);
+        }
+      }
     }
 
     // Each counting instance has its own proxy, so they can run side by side (counts, not timings).
@@ -592,6 +726,7 @@ async function main(): Promise<number> {
         const workloads = [
           { name: 'read', requests: reads },
           ...(c.spec.writes && c.writeFailure === undefined ? [{ name: 'write', requests: writes }] : []),
+          ...(c.teamFailure === undefined ? [{ name: 'team', requests: teamReads }] : []),
         ];
         const trips = await countRoundTrips(
           c.spec.command,
@@ -600,22 +735,53 @@ async function main(): Promise<number> {
           options.roundTripRequests,
           options.readyTimeoutMs,
         );
-        c.roundTrips = { read: trips.get('read') ?? null, write: trips.get('write') ?? null };
+        c.roundTrips = {
+          read: trips.get('read') ?? null,
+          write: trips.get('write') ?? null,
+          team: trips.get('team') ?? null,
+        };
         const show = (m: Measured<RoundTrips> | null): string =>
           m === null
             ? '–'
             : m.ok
               ? `${m.value.flightsPerRequest.toFixed(2)} round trips, ${m.value.messagesPerRequest.toFixed(1)} messages`
               : `not measured (${m.reason})`;
-        log(`trips    ${c.spec.label}: read ${show(c.roundTrips.read)}; write ${show(c.roundTrips.write)}`);
+        log(
+          `trips    ${c.spec.label}: read ${show(c.roundTrips.read)}; write ${show(c.roundTrips.write)}` +
+            (c.roundTrips.team === null ? '' : `; team read ${show(c.roundTrips.team)}`),
+        );
       }),
     );
 
-    await runPhase('read', states, reads, options.rounds, options, driver, meter);
+    // Rounds A B C D (owner-filter read) then the team read of the PostgreSQL paths, in every round:
+    // a team read and its owner read are compared within one round (same machine state).
+    const readLanes: Lane[] = states.map((c) => ({
+      tag: 'read',
+      c,
+      requests: reads,
+      samples: c.readRounds,
+      failureKey: 'readFailure',
+      vs: (thisRound) => ({ sample: sampleOf(thisRound, stateOf('baseline'), 'read'), name: 'baseline' }),
+    }));
+    const teamReadLanes: Lane[] = teamLanes.map((c) => ({
+      tag: 'team',
+      c,
+      requests: teamReads,
+      samples: c.teamRounds,
+      failureKey: 'teamFailure',
+      vs: (thisRound) => ({ sample: sampleOf(thisRound, c, 'read'), name: 'owner read' }),
+    }));
+    await runPhase([...readLanes, ...teamReadLanes], options.rounds, options, driver, meter);
     await runPhase(
-      'write',
-      states.filter((c) => c.spec.writes && c.readFailure === undefined),
-      writes,
+      states
+        .filter((c) => c.spec.writes && c.readFailure === undefined)
+        .map((c) => ({
+          tag: 'write',
+          c,
+          requests: writes,
+          samples: c.writeRounds,
+          failureKey: 'writeFailure',
+        })),
       options.writeRounds,
       options,
       driver,
@@ -633,6 +799,21 @@ async function main(): Promise<number> {
     const baseline = stateOf('baseline');
     const read = states.map((c) => scenarioRow(c, 'read', baseline));
     const write = states.filter((c) => c.spec.writes).map((c) => scenarioRow(c, 'write', undefined));
+    const team: TeamReport | null =
+      teamData === undefined
+        ? null
+        : {
+            rows: teamData.shape.rows,
+            teams: teamData.shape.teams,
+            users: teamData.shape.users,
+            memberships: teamData.memberships,
+            policies: TEAM_POLICIES.map(({ table_name, action, expression }) => ({
+              table_name,
+              action,
+              expression,
+            })),
+            read: TEAM_CONTENDERS.map((id) => teamRow(stateOf(id))),
+          };
     const contenders: ContenderReport[] = states.map((c) => ({
       id: c.spec.id,
       label: c.spec.label,
@@ -664,7 +845,8 @@ async function main(): Promise<number> {
       read,
       write,
       login,
-      targets: evaluateTargets(read, contenders, login),
+      team,
+      targets: evaluateTargets(read, contenders, login, team),
       compilerBench: compiler,
     };
     writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);

@@ -1,5 +1,5 @@
-// The targets of issue 7, each checked against a run's results: met or missed, never hidden.
-// A contender that failed misses every target that names it.
+// The targets of issue 7 (and issue 15's team membership read), each checked against a run's
+// results: met or missed, never hidden. A contender that failed misses every target that names it.
 
 import type {
   ContenderId,
@@ -8,6 +8,7 @@ import type {
   ScenarioRow,
   Spread,
   TargetCheck,
+  TeamReport,
 } from './report-model.js';
 import { ratiosByRound } from './report-model.js';
 
@@ -15,6 +16,10 @@ export const RSS_LIMIT_BYTES = 200 * 1024 * 1024;
 /** "Bounded" made concrete: the issue gives no number, this is ours, fixed before measuring. */
 export const LOGIN_READ_P99_LIMIT_MS = 100;
 const ONE_ROUND_TRIP = 1.05;
+/** Issue 15: a read through the team membership subquery keeps this share of the owner-filter read's req/s. */
+export const TEAM_READ_MIN_RATIO = 0.7;
+/** The paths the team target names: both PostgreSQL ones. */
+export const TEAM_CONTENDERS: readonly ContenderId[] = ['rest-pg-portable', 'rest-pg-rls'];
 
 const times = (s: Spread): string => `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
 
@@ -45,10 +50,36 @@ function ratioTarget(
   return { target, measured: times(ratio), met: met(ratio.median) };
 }
 
+/** Team read ÷ owner-filter read of the same contender, round by round (same round = same machine state). */
+export function teamReadTargets(
+  read: readonly ScenarioRow[],
+  team: TeamReport | null,
+  teamNotRun: string,
+): readonly TargetCheck[] {
+  return TEAM_CONTENDERS.map((id) => {
+    const owner = rowOf(read, id);
+    const label = owner?.label ?? id;
+    const target = `${label}: team membership read ≥ ${TEAM_READ_MIN_RATIO}× its owner-filter read's req/s`;
+    if (team === null) return { target, measured: `not run: ${teamNotRun}`, met: false };
+    const row = rowOf(team.read, id);
+    const failed =
+      (row === undefined ? `the team read of ${id} did not run` : undefined) ??
+      (row?.outcome.ok === false ? `team read failed: ${row.outcome.reason}` : undefined) ??
+      failureOf(owner, id);
+    if (failed !== undefined || row === undefined || owner === undefined)
+      return { target, measured: failed ?? 'not run', met: false };
+    const ratio = ratiosByRound(row.rounds, owner.rounds, (r) => r.rps);
+    if (ratio === null) return { target, measured: 'no common rounds', met: false };
+    return { target, measured: times(ratio), met: ratio.median >= TEAM_READ_MIN_RATIO };
+  });
+}
+
 export function evaluateTargets(
   read: readonly ScenarioRow[],
   contenders: readonly ContenderReport[],
   login: LoginResult,
+  team: TeamReport | null = null,
+  teamNotRun = 'the team workload is off (--team off)',
 ): readonly TargetCheck[] {
   const checks: TargetCheck[] = [
     ratioTarget(
@@ -112,6 +143,8 @@ export function evaluateTargets(
       met: c.peakRssBytes !== null && c.failure === null && c.peakRssBytes < RSS_LIMIT_BYTES,
     });
   }
+
+  checks.push(...teamReadTargets(read, team, teamNotRun));
 
   const outcome = login.outcome;
   checks.push({

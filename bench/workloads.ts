@@ -7,6 +7,23 @@ import { PAGE_ROWS } from './generate-data.js';
 
 /** The read every contender answers: the caller's first PAGE_ROWS rows by id (the policy adds the owner filter). */
 export const READ_PATH = `/items?order=id.asc&page_size=${PAGE_ROWS}`;
+/** The team membership read (issue 15): the same request shape on `team_items`, filtered through `members`. */
+export const TEAM_READ_PATH = `/team_items?order=id.asc&page_size=${PAGE_ROWS}`;
+/** The team pattern of the README, written through `POST /auth_policies` by an admin. */
+export const TEAM_POLICIES = [
+  {
+    table_name: 'members',
+    action: 'read',
+    expression: 'user_id = auth_user.id',
+    description: 'bench: users see their own memberships',
+  },
+  {
+    table_name: 'team_items',
+    action: 'read',
+    expression: 'team_id in (select team_id from members where user_id = auth_user.id)',
+    description: "bench: members read their teams' items",
+  },
+] as const;
 /** SPEC §3: the health check never needs a token — the "public read" of the login workload. */
 export const PUBLIC_READ: readonly LoadRequest[] = [{ method: 'GET', path: '/', headers: {} }];
 
@@ -20,8 +37,13 @@ export interface Credentials {
   readonly password: string;
 }
 
-export async function mintToken(secret: string, userId: number, ttlSeconds = 6 * 3600): Promise<string> {
-  return new SignJWT({ user_id: userId })
+export async function mintToken(
+  secret: string,
+  userId: number,
+  ttlSeconds = 6 * 3600,
+  claims: Readonly<Record<string, unknown>> = {},
+): Promise<string> {
+  return new SignJWT({ ...claims, user_id: userId })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt()
     .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
@@ -53,8 +75,12 @@ export function shuffled<T>(items: readonly T[], random: () => number): readonly
   return copy;
 }
 
-export function readRequests(tokens: readonly UserToken[], random: () => number): readonly LoadRequest[] {
-  return shuffled(tokens, random).map((t) => ({ method: 'GET', path: READ_PATH, headers: bearer(t.token) }));
+export function readRequests(
+  tokens: readonly UserToken[],
+  random: () => number,
+  path: string = READ_PATH,
+): readonly LoadRequest[] {
+  return shuffled(tokens, random).map((t) => ({ method: 'GET', path, headers: bearer(t.token) }));
 }
 
 /** POST a new row, then PUT one of the caller's own rows by key: 1:1, every user in turn. */
