@@ -7,10 +7,11 @@ import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { exitCodeOf, isRestError, RestError } from '../errors/rest-error.js';
 import { authCommand } from './commands/auth-commands.js';
-import { processContext } from './commands/command-context.js';
+import { commandContext, processIo } from './commands/command-context.js';
 import { policyCommand } from './commands/policy-commands.js';
 import { serveCommand } from './commands/serve.js';
 import { GLOBAL_OPTIONS } from './config/global-options.js';
+import type { Env } from './config/load-config.js';
 import { normalizeArgv } from './config/normalize-argv.js';
 
 const EPILOGUE = [
@@ -21,11 +22,29 @@ const EPILOGUE = [
 
 export interface Output {
   write(text: string): void;
+  /** A terminal's width; help wraps to it (at most 110 columns). */
+  readonly columns?: number | undefined;
 }
 
-/** Runs the CLI; resolves with the exit code (the server resolves when it has shut down). */
-export async function main(argv: readonly string[], stderr: Output = process.stderr): Promise<number> {
-  const cli = yargs(normalizeArgv(argv))
+export interface MainOptions {
+  readonly stdout?: Output;
+  readonly stderr?: Output;
+  /** Where the REST_* settings are read (SPEC §1). */
+  readonly env?: Env;
+}
+
+/**
+ * Runs the CLI; resolves with the exit code (the server resolves when it has shut down). Output
+ * and environment default to the real process; tests inject their own and run it in-process.
+ */
+export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
+  const { stdout = process.stdout, stderr = process.stderr, env = process.env } = options;
+  const io =
+    stdout === process.stdout && stderr === process.stderr
+      ? processIo
+      : { stdout: (text: string) => stdout.write(text), stderr: (text: string) => stderr.write(text) };
+  const ctx = commandContext(env, io);
+  const cli = yargs()
     .scriptName('rest')
     .parserConfiguration({
       'dot-notation': false,
@@ -34,9 +53,9 @@ export async function main(argv: readonly string[], stderr: Output = process.std
     })
     .usage('Usage: $0 [serve] [flags]\n       $0 <command> [flags]')
     .options(GLOBAL_OPTIONS)
-    .command(serveCommand)
-    .command(authCommand(processContext))
-    .command(policyCommand(processContext))
+    .command(serveCommand(ctx))
+    .command(authCommand(ctx))
+    .command(policyCommand(ctx))
     .example(
       '$0 -db.url postgres://app@localhost/app -addr :8080',
       'serve a PostgreSQL database on port 8080',
@@ -47,13 +66,19 @@ export async function main(argv: readonly string[], stderr: Output = process.std
     .help()
     .alias('h', 'help')
     .version(false)
-    .wrap(Math.min(110, process.stdout.columns || 110))
+    .wrap(Math.min(110, stdout.columns || 110))
     .exitProcess(false)
     .fail((message, error) => {
       throw error ?? new RestError('usage', 'usage', `${message} (see rest --help)`);
     });
+  // With a parse callback yargs prints nothing itself and hands over what it would have printed:
+  // with .version(false) and the throwing .fail above that is only help, which goes to stdout.
+  let said = '';
   try {
-    await cli.parseAsync();
+    await cli.parseAsync(normalizeArgv(argv), {}, (_error, _argv, output) => {
+      said = output;
+    });
+    if (said !== '') stdout.write(`${said}\n`);
     return 0;
   } catch (e) {
     const error = isRestError(e) ? e : undefined;

@@ -8,7 +8,7 @@ import { createAdapter } from '../../runtime/db/create-adapter.js';
 import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE } from '../../runtime/auth/auth-ddl.js';
 import type { Config } from '../../runtime/config.js';
 import type { GlobalArgs } from '../config/global-options.js';
-import { loadConfig } from '../config/load-config.js';
+import { loadConfig, type Env } from '../config/load-config.js';
 
 export interface CommandIo {
   readonly stdout: (text: string) => void;
@@ -18,6 +18,8 @@ export interface CommandIo {
 export interface CommandContext {
   /** The configuration of SPEC §1 (flag > env > file > default) for this invocation's flags. */
   readonly config: (flags: GlobalArgs) => Config;
+  /** The environment, for the settings outside Config (`serve`'s log level, shutdown grace). */
+  readonly env: Env;
   readonly io: CommandIo;
 }
 
@@ -26,11 +28,13 @@ export const processIo: CommandIo = {
   stderr: (text) => void process.stderr.write(text),
 };
 
+/** A context over the given environment and output (cli/main.ts; tests run the CLI in-process). */
+export function commandContext(env: Env, io: CommandIo): CommandContext {
+  return { config: (flags) => loadConfig({ flags, env }), env, io };
+}
+
 /** The real process: its environment, standard output and error. */
-export const processContext: CommandContext = {
-  config: (flags) => loadConfig({ flags, env: process.env }),
-  io: processIo,
-};
+export const processContext: CommandContext = commandContext(process.env, processIo);
 
 /** Runs `fn` with an adapter for `config.db.url`, closing it whatever happens. */
 export async function withDatabase<T>(config: Config, fn: (adapter: DbAdapter) => Promise<T>): Promise<T> {

@@ -6,12 +6,13 @@ import type { CommandModule } from 'yargs';
 import { RestError } from '../../errors/rest-error.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../../runtime/logger.js';
 import type { GlobalArgs } from '../config/global-options.js';
-import { loadConfig } from '../config/load-config.js';
+import type { Env } from '../config/load-config.js';
+import { processIo, type CommandContext } from './command-context.js';
 
 const isLogLevel = (s: string): s is LogLevel => (LOG_LEVELS as readonly string[]).includes(s);
 
-function logLevelFromEnv(): LogLevel {
-  const level = process.env['REST_LOG_LEVEL'];
+function logLevelFromEnv(env: Env): LogLevel {
+  const level = env['REST_LOG_LEVEL'];
   if (level === undefined || level === '') return 'info';
   if (!isLogLevel(level))
     throw new RestError('usage', 'invalid_config', `REST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -19,8 +20,8 @@ function logLevelFromEnv(): LogLevel {
 }
 
 /** Hidden: tests shorten the shutdown grace (default SHUTDOWN_GRACE_MS) instead of waiting 8 s. */
-function shutdownGraceFromEnv(): { shutdownGraceMs?: number } {
-  const text = process.env['REST_SHUTDOWN_GRACE_MS'];
+function shutdownGraceFromEnv(env: Env): { shutdownGraceMs?: number } {
+  const text = env['REST_SHUTDOWN_GRACE_MS'];
   if (text === undefined || text === '') return {};
   const ms = Number(text);
   if (!Number.isSafeInteger(ms) || ms < 1)
@@ -58,11 +59,13 @@ function boundHeapGrowth(): void {
   }
 }
 
-export async function serve(args: GlobalArgs): Promise<void> {
+export async function serve(ctx: CommandContext, args: GlobalArgs): Promise<void> {
   boundHeapGrowth();
-  const config = loadConfig({ flags: args, env: process.env });
-  const logger = createLogger({ level: logLevelFromEnv() });
-  const grace = shutdownGraceFromEnv();
+  const config = ctx.config(args);
+  // The real process logs through pino's own synchronous writer on fd 1; any other io gets the lines.
+  const destination = ctx.io === processIo ? {} : { destination: { write: ctx.io.stdout } };
+  const logger = createLogger({ level: logLevelFromEnv(ctx.env), ...destination });
+  const grace = shutdownGraceFromEnv(ctx.env);
   const stopped = nextStopSignal();
   // Loaded here so that the other commands and --help never load express and the request path.
   const { startServer } = await import('../../runtime/server.js');
@@ -73,10 +76,13 @@ export async function serve(args: GlobalArgs): Promise<void> {
   logger.info('stopped');
 }
 
-export const serveCommand: CommandModule<GlobalArgs, GlobalArgs> = {
-  command: ['serve', '$0'],
-  describe: 'run the HTTP server (the default command)',
-  builder: (y) =>
-    y.example('$0 serve -db.url sqlite://./rest.db -addr :8080', 'serve a SQLite file on port 8080'),
-  handler: serve,
-};
+/** Signals are the real process's (SIGTERM/SIGINT stop the server); settings and logs go through `ctx`. */
+export function serveCommand(ctx: CommandContext): CommandModule<GlobalArgs, GlobalArgs> {
+  return {
+    command: ['serve', '$0'],
+    describe: 'run the HTTP server (the default command)',
+    builder: (y) =>
+      y.example('$0 serve -db.url sqlite://./rest.db -addr :8080', 'serve a SQLite file on port 8080'),
+    handler: (args) => serve(ctx, args),
+  };
+}

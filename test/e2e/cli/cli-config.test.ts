@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from './run-cli.js';
+import { runCli, runCliProcess, runNpmStart } from './run-cli.js';
 
 const COMMANDS: readonly (readonly string[])[] = [
   [],
@@ -179,8 +179,34 @@ describe('flag > environment > YAML file > default, end to end', () => {
   it('without any setting the database is ./rest.db in the working directory', async () => {
     const cwd = join(dir, 'cwd');
     mkdirSync(cwd);
-    const r = await runCli(['auth', 'setup'], { cwd });
+    const r = await runCliProcess(['auth', 'setup'], { cwd });
     expect(r.code).toBe(0);
     expect(existsSync(join(cwd, 'rest.db'))).toBe(true);
+  });
+});
+
+// The rest of this directory runs the CLI in-process; these check that the built binary is the same
+// program and that its exit code is the process's.
+describe('the built binary', () => {
+  it.each([
+    ['--help', 0, ['--help']],
+    ['auth policy add --help', 0, ['auth', 'policy', 'add', '--help']],
+    ['an unknown command', 1, ['bogus']],
+    ['a bad database URL', 1, ['-db.url', 'foo://x', 'auth', 'user', 'list']],
+    [
+      'an unreachable database',
+      3,
+      ['-db.url', 'postgres://postgres@127.0.0.1:1/nothing', 'policy', 'compile'],
+    ],
+  ] as const)('%s: exit %i, and the same output as in-process', async (_what, code, args) => {
+    const [spawned, inProcess] = await Promise.all([runCliProcess(args), runCli(args)]);
+    expect(spawned.code).toBe(code);
+    expect(spawned).toEqual(inProcess);
+  });
+
+  it('npm start -- --help prints the help', async () => {
+    const r = await runNpmStart(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain((await runCli(['--help'])).stdout);
   });
 });
