@@ -1,9 +1,11 @@
 // The policy cache of a server process, bound to its database: rows read from `auth_policies`
-// (none before setup), compiled for the database's dialect, and changes heard through
-// PostgreSQL's `rest_policies` NOTIFY (sql/002_policies_notify.sql) or by polling elsewhere.
+// (none before setup), compiled for the database's dialect, changes heard through
+// PostgreSQL's `rest_policies` NOTIFY (sql/002_policies_notify.sql) or by polling elsewhere, and
+// what is wrong with the rows logged once.
 
 import { compilePolicySet, type PolicySet } from '../../compiler/policy-set.js';
 import type { PolicyRow } from '../../compiler/types.js';
+import { quoteValue } from '../../errors/quote-value.js';
 import { AUTH_POLICIES_TABLE } from '../auth/auth-ddl.js';
 import type { DbAdapter, SchemaSnapshot } from '../db/adapter.js';
 import {
@@ -11,10 +13,16 @@ import {
   type PolicyCache,
   type PolicyCacheLogger,
   type PolicyChangeSource,
+  type PolicySnapshot,
 } from '../policy-cache.js';
 import { createPgChangeListener } from './pg-change-listener.js';
-import { listPolicies } from './policy-service.js';
+import { brokenPolicies, listPolicies } from './policy-service.js';
 import { indexedColumns, relationProblems } from './relation-health.js';
+
+/** The cache's own warnings, and the error lines of broken policy rows. */
+export interface PolicyHealthLogger extends PolicyCacheLogger {
+  error(fields: Readonly<Record<string, unknown>>, message: string): void;
+}
 
 /** The NOTIFY channel of sql/002_policies_notify.sql. */
 export const POLICY_CHANNEL = 'rest_policies';
@@ -24,7 +32,7 @@ export interface DatabasePolicyCacheDeps {
   /** The adapter's URL: PostgreSQL gets a dedicated LISTEN connection. */
   readonly url: string;
   readonly schema: { refresh(): Promise<SchemaSnapshot> };
-  readonly logger?: PolicyCacheLogger;
+  readonly logger?: PolicyHealthLogger;
   /** Poll interval on MySQL/MariaDB and SQLite (default 1 s). */
   readonly pollIntervalMs?: number;
 }
@@ -67,34 +75,53 @@ export function policyChangeSource(deps: DatabasePolicyCacheDeps): PolicyChangeS
 }
 
 /**
- * Warns once per process about each relation problem of the stored policies (relation-health.ts):
- * rows on a cycle (written by hand; they deny) and subqueries on unindexed columns. Checked on the
- * first load, which starts at once, and on every change; only sets with subqueries cost a look at
- * the schema and its indexes.
+ * Reports once per process what is wrong with the stored policies. Broken rows (a row that no longer
+ * parses, names a missing table or column…: edited by hand, or the schema changed under it) are
+ * logged at error level, one line per row naming its id, table, action and the error; they allow
+ * nothing (the compiler treats them as FALSE). Relation problems (relation-health.ts) are warnings:
+ * rows on a cycle (they deny too) and subqueries on unindexed columns. Checked on the first load,
+ * which starts at once, and on every change; only sets with subqueries cost a look at the indexes.
  */
-function warnAboutRelations(
+function reportPolicyHealth(
   cache: PolicyCache<PolicySet>,
   deps: DatabasePolicyCacheDeps,
-  logger: PolicyCacheLogger,
+  logger: PolicyHealthLogger,
 ): { close(): void } {
-  const warned = new Set<string>();
+  const reported = new Set<string>();
   let closed = false;
-  const check = async (compiled: PolicySet): Promise<void> => {
-    if (compiled.subqueryTables.size === 0) return;
+  const once = (key: string): boolean => {
+    if (closed || reported.has(key)) return false;
+    reported.add(key);
+    return true;
+  };
+  const check = async ({ rows, compiled }: PolicySnapshot<PolicySet>): Promise<void> => {
+    if (rows.length === 0) return;
     const schema = await deps.schema.refresh();
+    const broken = brokenPolicies(rows, schema);
+    for (const row of rows) {
+      const problem = broken.get(row.id);
+      // Cycles are reported below, once per cycle rather than once per row.
+      if (problem === undefined || problem.kind === 'cycle') continue;
+      const { id, table_name, action, expression } = row;
+      if (!once(JSON.stringify(['broken', id, table_name, action, expression, problem.message]))) continue;
+      logger.error(
+        { policy_id: id, table_name, action, expression, error: problem.message },
+        `policy ${id} (table ${quoteValue(table_name)}, action ${quoteValue(action)}) is broken and allows nothing until it is fixed: ${problem.message}`,
+      );
+    }
+    if (compiled.subqueryTables.size === 0) return;
     const problems = relationProblems(compiled, schema, await indexedColumns(deps.adapter, schema));
     for (const problem of problems) {
-      if (closed || warned.has(problem.message)) continue;
-      warned.add(problem.message);
+      if (!once(problem.message)) continue;
       const { message, ...fields } = problem;
       logger.warn(fields, message);
     }
   };
   const failed = (e: unknown): void => {
     if (!closed)
-      logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'checking policy relations failed');
+      logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'checking the stored policies failed');
   };
-  const unsubscribe = cache.subscribe(({ compiled }) => void check(compiled).catch(failed));
+  const unsubscribe = cache.subscribe((snapshot) => void check(snapshot).catch(failed));
   cache.get().catch(failed);
   return {
     close: () => {
@@ -113,11 +140,11 @@ export function createDatabasePolicyCache(deps: DatabasePolicyCacheDeps): Policy
     ...(deps.logger === undefined ? {} : { logger: deps.logger }),
   });
   if (deps.logger === undefined) return cache;
-  const relations = warnAboutRelations(cache, deps, deps.logger);
+  const health = reportPolicyHealth(cache, deps, deps.logger);
   return {
     ...cache,
     close: async () => {
-      relations.close();
+      health.close();
       await cache.close();
     },
   };

@@ -4,6 +4,7 @@
 import { analyze, type ColumnTypes } from '../../compiler/analyze.js';
 import { findCycles } from '../../compiler/cycles.js';
 import { isPolicyAction, POLICY_ACTIONS, type PolicyAction, type PolicyRow } from '../../compiler/types.js';
+import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
 import { visit, type ColumnNode, type Expr, type Position } from '../../grammar/ast.js';
 import { parsePolicy } from '../../grammar/parse-policy.js';
@@ -141,34 +142,8 @@ function refuseCycles(
   );
 }
 
-/**
- * SPEC §4.5: action in the list, lengths of §2, `table_name` an existing table or `all`, the
- * expression parses, every column it names exists in that table (for `all`: checked per table at
- * request time), every table and column of a subquery exists, and — given the other stored rows,
- * `others` — its subqueries close no cycle. Throws 400 `invalid_policy`; syntax, column and cycle
- * errors are `PolicySyntaxError`s carrying line:column and what was expected.
- */
-export function validatePolicy(
-  input: PolicyInput,
-  schema: SchemaSnapshot,
-  others: readonly PolicyRow[] = [],
-): ValidatedPolicy {
-  const [table_name, action, expression, description] = POLICY_FIELDS.map((f) => stringField(input, f)) as [
-    string,
-    string,
-    string,
-    string,
-  ];
-  if (!isPolicyAction(action)) {
-    throw invalidPolicy(`action must be one of ${POLICY_ACTIONS.join(', ')}`, 'action', {
-      allowed: POLICY_ACTIONS,
-    });
-  }
-  const columns = table_name === ALL_TABLES ? undefined : columnTypesOf(schema, table_name);
-  if (table_name !== ALL_TABLES && columns === undefined) {
-    throw invalidPolicy(`table '${table_name}' does not exist`, 'table_name');
-  }
-  const expr = parsePolicy(expression);
+/** The expression's columns exist in `table_name` (unless `all`) and are not secret. */
+function checkColumns(expr: Expr, table_name: string, columns: ColumnTypes | undefined): void {
   for (const column of columnNodes(expr)) {
     if (columns !== undefined && !columns.has(column.name)) {
       throw expressionError(
@@ -187,6 +162,30 @@ export function validatePolicy(
       );
     }
   }
+}
+
+/**
+ * What a row means, checked against `schema` (SPEC §4.5 without the lengths and cycles): the action
+ * is in the list, `table_name` exists or is `all`, the expression parses, names existing columns
+ * and type-checks, and its subqueries name existing tables and columns.
+ */
+function checkRule(
+  table_name: string,
+  action: string,
+  expression: string,
+  schema: SchemaSnapshot,
+): { readonly action: PolicyAction; readonly expr: Expr } {
+  if (!isPolicyAction(action)) {
+    throw invalidPolicy(`action ${quoteValue(action)} is not one of ${POLICY_ACTIONS.join(', ')}`, 'action', {
+      allowed: POLICY_ACTIONS,
+    });
+  }
+  const columns = table_name === ALL_TABLES ? undefined : columnTypesOf(schema, table_name);
+  if (table_name !== ALL_TABLES && columns === undefined) {
+    throw invalidPolicy(`table ${quoteValue(table_name)} does not exist`, 'table_name');
+  }
+  const expr = parsePolicy(expression);
+  checkColumns(expr, table_name, columns);
   const context =
     table_name === ALL_TABLES
       ? { schema: schemaTypesOf(schema) }
@@ -195,8 +194,66 @@ export function validatePolicy(
   if (problem !== undefined) {
     throw expressionError(problem.message, problem.pos, 'a well-typed condition', 'this expression');
   }
+  return { action, expr };
+}
+
+/**
+ * SPEC §4.5: action in the list, lengths of §2, `table_name` an existing table or `all`, the
+ * expression parses, every column it names exists in that table (for `all`: checked per table at
+ * request time), every table and column of a subquery exists, and — given the other stored rows,
+ * `others` — its subqueries close no cycle. Throws 400 `invalid_policy`; syntax, column and cycle
+ * errors are `PolicySyntaxError`s carrying line:column and what was expected.
+ */
+export function validatePolicy(
+  input: PolicyInput,
+  schema: SchemaSnapshot,
+  others: readonly PolicyRow[] = [],
+): ValidatedPolicy {
+  const [table_name, actionText, expression, description] = POLICY_FIELDS.map((f) =>
+    stringField(input, f),
+  ) as [string, string, string, string];
+  const { action, expr } = checkRule(table_name, actionText, expression, schema);
   refuseCycles({ table_name, action, expression, description }, expr, others, schema);
   return Object.freeze({ table_name, action, expression, description, expr });
+}
+
+/**
+ * Why a stored row allows nothing: `invalid` — validation would refuse it now (edited by hand in
+ * the database, or the schema changed under it: it does not parse, names a missing table or column,
+ * an unknown action…); `cycle` — its subqueries close a cycle with other rows. The compiler treats
+ * such a row as FALSE (fail closed) and never runs it.
+ */
+export interface BrokenPolicy {
+  readonly kind: 'invalid' | 'cycle';
+  readonly message: string;
+}
+
+/** The stored rows that are broken against `schema`, by id. */
+export function brokenPolicies(
+  rows: readonly PolicyRow[],
+  schema: SchemaSnapshot,
+): ReadonlyMap<number, BrokenPolicy> {
+  const broken = new Map<number, BrokenPolicy>();
+  const parsed = new Map<PolicyRow, Expr>();
+  for (const row of rows) {
+    try {
+      parsed.set(row, checkRule(row.table_name, row.action, row.expression, schema).expr);
+    } catch (e) {
+      if (!(e instanceof PolicySyntaxError) && !(e instanceof RestError)) throw e;
+      broken.set(row.id, Object.freeze({ kind: 'invalid', message: e.message }));
+    }
+  }
+  for (const cycle of findCycles(rows, schema.tables.keys(), (row) => parsed.get(row)).cycles) {
+    for (const id of cycle.policyIds) {
+      if (!broken.has(id)) {
+        broken.set(
+          id,
+          Object.freeze({ kind: 'cycle', message: `its subqueries make a cycle: ${cycle.path}` }),
+        );
+      }
+    }
+  }
+  return broken;
 }
 
 const POLICY_COLUMNS = ['id', 'table_name', 'action', 'expression', 'description'] as const;
@@ -262,4 +319,25 @@ export async function listPolicies(
     .appendIdent('id');
   const result = await session.query(renderSql(session.dialect, b.build()));
   return Object.freeze(result.rows.map(policyRowOf));
+}
+
+/** A stored row as `auth policy list` shows it: broken rows carry the reason they allow nothing. */
+export interface ListedPolicy extends PolicyRow {
+  readonly broken: boolean;
+  readonly error: string | null;
+}
+
+/** Every policy row, by id, each marked when it is broken against `schema` (brokenPolicies). */
+export async function listPoliciesChecked(
+  adapter: DbSession & Pick<DbAdapter, 'dialect'>,
+  schema: SchemaSnapshot,
+): Promise<readonly ListedPolicy[]> {
+  const rows = await listPolicies(adapter);
+  const broken = brokenPolicies(rows, schema);
+  return Object.freeze(
+    rows.map((row) => {
+      const problem = broken.get(row.id);
+      return Object.freeze({ ...row, broken: problem !== undefined, error: problem?.message ?? null });
+    }),
+  );
 }

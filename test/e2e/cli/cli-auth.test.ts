@@ -123,11 +123,11 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(
         [
-          'id  table_name     action  expression              description',
-          '--  -------------  ------  ----------------------  --------------------------------------------------------',
-          ' 1  auth_users     all     auth_user.is_admin      users operations are limited to admin user',
-          ' 2  auth_policies  all     auth_user.is_admin      policies operations are limited to admin user',
-          ' 3  all            all     user_id = auth_user.id  all tables/actions are limited to be filtered by user_id',
+          'id  table_name     action  expression              description                                               status',
+          '--  -------------  ------  ----------------------  --------------------------------------------------------  ------',
+          ' 1  auth_users     all     auth_user.is_admin      users operations are limited to admin user                ok',
+          ' 2  auth_policies  all     auth_user.is_admin      policies operations are limited to admin user             ok',
+          ' 3  all            all     user_id = auth_user.id  all tables/actions are limited to be filtered by user_id  ok',
           '',
         ].join('\n'),
       );
@@ -139,6 +139,8 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           action: 'all',
           expression: 'auth_user.is_admin',
           description: 'users operations are limited to admin user',
+          broken: false,
+          error: null,
         },
         {
           id: 2,
@@ -146,6 +148,8 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           action: 'all',
           expression: 'auth_user.is_admin',
           description: 'policies operations are limited to admin user',
+          broken: false,
+          error: null,
         },
         {
           id: 3,
@@ -153,6 +157,8 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           action: 'all',
           expression: 'user_id = auth_user.id',
           description: 'all tables/actions are limited to be filtered by user_id',
+          broken: false,
+          error: null,
         },
       ]);
     });
@@ -249,7 +255,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       [
         'an unknown action',
         ['todos', 'reed', '', 'x'],
-        /action must be one of create, read, update, delete, read_mine, all/,
+        /action 'reed' is not one of create, read, update, delete, read_mine, all/,
       ],
       [
         'a description over 256 characters',

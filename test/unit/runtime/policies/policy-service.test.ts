@@ -3,7 +3,11 @@ import type { ColumnType } from '../../../../compiler/types.js';
 import { RestError } from '../../../../errors/rest-error.js';
 import { PolicySyntaxError } from '../../../../grammar/policy-syntax-error.js';
 import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
-import { validatePolicy, type PolicyInput } from '../../../../runtime/policies/policy-service.js';
+import {
+  brokenPolicies,
+  validatePolicy,
+  type PolicyInput,
+} from '../../../../runtime/policies/policy-service.js';
 
 function table(name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo {
   const infos: ColumnInfo[] = Object.entries(columns).map(([column, type]) => ({
@@ -86,13 +90,13 @@ describe('validatePolicy rejects with 400 invalid_policy', () => {
       'an unknown action',
       valid({ action: 'select' }),
       'action',
-      'action must be one of create, read, update, delete, read_mine, all',
+      "action 'select' is not one of create, read, update, delete, read_mine, all",
     ],
     [
       'an action in upper case',
       valid({ action: 'READ' }),
       'action',
-      'action must be one of create, read, update, delete, read_mine, all',
+      "action 'READ' is not one of create, read, update, delete, read_mine, all",
     ],
     ['an unknown table', valid({ table_name: 'nope' }), 'table_name', "table 'nope' does not exist"],
     [
@@ -158,5 +162,74 @@ describe('validatePolicy rejects with 400 invalid_policy', () => {
     expect(rejection(valid({ expression: 'owner = auth_user.id' })).message).toBe(
       "column 'owner' does not exist in table 'posts' at 1:1",
     );
+  });
+});
+
+describe('brokenPolicies: stored rows that allow nothing (edited by hand, or the schema changed)', () => {
+  const row = (id: number, table_name: string, action: string, expression: string) => ({
+    id,
+    table_name,
+    action,
+    expression,
+    description: 'stored',
+  });
+
+  it('finds nothing wrong with valid rows, the default owner rule on all tables included', () => {
+    const rows = [
+      row(1, 'auth_users', 'all', 'auth_user.is_admin'),
+      row(3, 'all', 'all', 'user_id = auth_user.id'),
+    ];
+    expect([...brokenPolicies(rows, schema)]).toEqual([]);
+  });
+
+  it.each([
+    ['a syntax error', row(7, 'posts', 'read', 'user_id = = 1'), /^Expected .* at 1:11$|at 1:11/],
+    [
+      'a missing column',
+      row(7, 'posts', 'read', 'owner = auth_user.id'),
+      /^column 'owner' does not exist in table 'posts' at 1:1$/,
+    ],
+    [
+      'a secret column',
+      row(7, 'auth_users', 'read', "password = 'x'"),
+      /^column 'password' of table 'auth_users' cannot be used in a policy at 1:1$/,
+    ],
+    ['a type error', row(7, 'posts', 'read', 'title = 1'), /at 1:1$/],
+    [
+      'an expression over 128 characters (the parser refuses it at request time too)',
+      row(7, 'posts', 'read', `title = '${'x'.repeat(130)}'`),
+      /^expression is longer than 128 characters/,
+    ],
+    ['an unknown table', row(7, 'gone', 'read', ''), /^table 'gone' does not exist$/],
+    [
+      'an unknown action',
+      row(7, 'posts', 'write', ''),
+      /^action 'write' is not one of create, read, update, delete, read_mine, all$/,
+    ],
+    [
+      'an unknown subquery table',
+      row(7, 'all', 'read', 'exists (select from nope where nope.id = 1)'),
+      /nope/,
+    ],
+  ])('marks %s as invalid, with the message validation gives', (_what, broken, message) => {
+    const found = brokenPolicies([row(1, 'posts', 'all', ''), broken], schema);
+    expect([...found.keys()]).toEqual([7]);
+    expect(found.get(7)?.kind).toBe('invalid');
+    expect(found.get(7)?.message).toMatch(message);
+  });
+
+  it('marks every row of a cycle through subqueries, naming the cycle', () => {
+    const rows = [
+      row(4, 'posts', 'read', 'exists (select from auth_users where auth_users.id = posts.user_id)'),
+      row(5, 'auth_users', 'read', 'exists (select from posts where posts.user_id = auth_users.id)'),
+    ];
+    const found = brokenPolicies(rows, schema);
+    expect([...found.keys()].sort()).toEqual([4, 5]);
+    expect(found.get(4)).toEqual({
+      kind: 'cycle',
+      message: expect.stringMatching(
+        /^its subqueries make a cycle: (posts → auth_users → posts|auth_users → posts → auth_users)$/,
+      ),
+    });
   });
 });
