@@ -76,6 +76,11 @@ export interface CompiledPolicy {
    */
   readonly predicate: SqlFragment;
   /**
+   * A part of `expr` (a chosen row's expression, one of its disjuncts or conjuncts) compiled as
+   * `predicate` is: for `policy explain --row`, which evaluates each part on the stored row.
+   */
+  compilePart(part: Expr): SqlFragment;
+  /**
    * What `user` alone decides, before any SQL. Deny is 401 for anonymous, 403 otherwise. A
    * subquery is row-dependent unless auth_user alone empties it (its where clause or the inner
    * table's read policy can never be TRUE for this user).
@@ -203,7 +208,9 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
       return policy === undefined || policy.missingColumns.length > 0 ? undefined : conditions.get(policy);
     },
   });
-  const predicate = compileToSql(expr, ctx.dialect, { columns, ...relation, inline: innerExpr });
+  const compilePart = (part: Expr): SqlFragment =>
+    compileToSql(part, ctx.dialect, { columns, ...relation, inline: innerExpr });
+  const predicate = compilePart(expr);
   const filter: Decision = Object.freeze({ kind: 'filter', predicate });
   const usableAtAll = missingColumns.length === 0;
   const readsTables = analysis.relations.size > 0;
@@ -221,6 +228,7 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
     issues: Object.freeze(issues),
     ownerColumns: usableAtAll ? ownerColumnsOf(expr) : Object.freeze([]),
     predicate,
+    compilePart,
     decide(user: AuthUser): Decision {
       if (!usableAtAll) return DENY;
       const outcomes = outcomesForUser(condition, user);

@@ -1,7 +1,8 @@
 // How one request would be decided (`rest policy explain`): every candidate row and why it was or
 // was not chosen, the parsed expression, the predicate bound for the user, the RLS DDL on
 // PostgreSQL, and the decision — taken by the server's own authorizer for the configured path
-// (runtime/enforce), with the 401-vs-403 rule and the error body of runtime/enforce/denials.ts.
+// (runtime/enforce), with the 401-vs-403 rule and the error body of runtime/enforce/denials.ts —
+// and, given a row's key, what the policy makes of that stored row (runtime/explain-row.ts).
 
 import {
   compilePolicySet,
@@ -22,12 +23,14 @@ import {
   type SqlFragment,
 } from '../compiler/index.js';
 import type { ErrorDetails, RestError } from '../errors/rest-error.js';
-import type { DbAdapter, SchemaSnapshot, TableInfo } from './db/adapter.js';
+import type { DbAdapter, DbSession, SchemaSnapshot, TableInfo } from './db/adapter.js';
 import type { Authorization, AuthorizationRequest, Authorizer, PolicySource } from './enforce/authorizer.js';
 import { policyColumnTypes, schemaTypesOf } from './enforce/decide.js';
 import { checkFailed, denialStatus, policyDenied } from './enforce/denials.js';
 import { createNativeAuthorizer } from './enforce/native-authorizer.js';
 import { createPortableAuthorizer } from './enforce/portable-authorizer.js';
+import { explainRow, type RowExplanation } from './explain-row.js';
+import { brokenPolicies } from './policies/policy-service.js';
 import { indexWarning, type IndexedColumns } from './policies/relation-health.js';
 import { tableDdl } from './rls/rls-ddl.js';
 
@@ -36,6 +39,9 @@ export interface CandidateExplanation extends PolicyRow {
   readonly reason: string;
   /** The canonical text of the parsed expression (printPolicy), or null when it does not parse. */
   readonly parsed: string | null;
+  /** The row is broken (policy-service.ts brokenPolicies): it allows nothing until fixed. */
+  readonly broken: boolean;
+  /** Why it is broken: it does not parse, names a missing table or column, closes a cycle…; null when not. */
   readonly error: string | null;
 }
 
@@ -128,6 +134,8 @@ export interface PolicyExplanation {
   /** PostgreSQL only: the row-level security DDL of this table, as the server applies it. */
   readonly rls_ddl: readonly string[] | null;
   readonly decision: ExplainDecision;
+  /** `--row <pk>`: what the policy makes of that stored row; null without one. */
+  readonly row: RowExplanation | null;
 }
 
 export interface ExplainInput {
@@ -138,6 +146,8 @@ export interface ExplainInput {
   readonly action: Action;
   readonly user: AuthUser;
   readonly adapter: Pick<DbAdapter, 'kind' | 'dialect'>;
+  /** The key of a stored row to judge, and the database to read it from (`--row <pk>`). */
+  readonly row?: { readonly key: string; readonly db: DbSession };
   readonly authEnabled: boolean;
   readonly nativeRls: boolean;
   /** The role the generated policies are for (PostgreSQL only). */
@@ -270,16 +280,34 @@ export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanat
     schemaTypesOf(input.schema),
   );
   const parsed = new Map(set.policies.map((p) => [p.row.id, p] as const));
+  const broken = brokenPolicies(input.rows, input.schema);
   const candidates = policy.resolution.candidates.map((c): CandidateExplanation => {
     const p = parsed.get(c.row.id);
+    const problem = broken.get(c.row.id)?.message ?? (p?.ok === false ? p.error.message : undefined);
     return {
       ...c.row,
       chosen: c.chosen,
       reason: c.reason,
       parsed: p?.ok === true ? printPolicy(p.expr) : null,
-      error: p?.ok === false ? p.error.message : null,
+      broken: problem !== undefined,
+      error: problem ?? null,
     };
   });
+  const decision = await decide(set, policy, input);
+  const row =
+    input.row === undefined
+      ? null
+      : await explainRow({
+          key: input.row.key,
+          db: input.row.db,
+          adapter: input.adapter,
+          table: input.table,
+          action: input.action,
+          user: input.user,
+          policy,
+          parsed,
+          denied: decision.kind === 'deny' ? decision : undefined,
+        });
   return {
     database: input.adapter.kind,
     table: input.table.name,
@@ -308,6 +336,7 @@ export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanat
     predicate: bound(renderSql(input.adapter.dialect, policy.predicate, input.user)),
     rls_ddl:
       input.rlsRole === undefined ? null : tableDdl(input.table, set, input.rlsRole, input.schema).statements,
-    decision: await decide(set, policy, input),
+    decision,
+    row,
   };
 }

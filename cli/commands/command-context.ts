@@ -2,6 +2,7 @@
 // way commands open (and always close) the configured database; the arguments several share.
 
 import { ACTIONS, type Action } from '../../compiler/types.js';
+import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, SchemaSnapshot, TableInfo } from '../../runtime/db/adapter.js';
 import { createAdapter } from '../../runtime/db/create-adapter.js';
@@ -61,7 +62,7 @@ export function requireAuthTables(schema: SchemaSnapshot): void {
 export function findTable(tables: ReadonlyMap<string, TableInfo>, name: string): TableInfo {
   const table = tables.get(name);
   if (table === undefined)
-    throw new RestError('not_found', 'unknown_table', `table '${name}' does not exist`);
+    throw new RestError('not_found', 'unknown_table', `table ${quoteValue(name)} does not exist`);
   return table;
 }
 
@@ -72,7 +73,7 @@ export function parseAction(text: string): Action {
     throw new RestError(
       'invalid_input',
       'invalid_action',
-      `action must be one of ${ACTIONS.join(', ')} (got '${text}')`,
+      `action ${quoteValue(text)} is not one of ${ACTIONS.join(', ')}`,
     );
   }
   return action;

@@ -1,17 +1,24 @@
-// The `auth_user` a `policy explain` decides for, from the flags --user/--admin/--anonymous/
-// --username/--claims (declared here too): the same shape the token service derives from a
-// verified token (SPEC §3.1).
+// The flags of `policy explain` that say whom it decides for — --user <id|username>, --admin,
+// --anonymous, --claims — read into the runtime's ExplainUserSpec (runtime/explain-user.ts, which
+// loads a stored user from auth_users).
 
 import type { Options } from 'yargs';
-import { ANONYMOUS, type AuthUser } from '../../compiler/types.js';
+import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
+import type { ExplainUserSpec } from '../../runtime/explain-user.js';
 
 /** The flags that describe the user, as yargs options. */
 export const EXPLAIN_USER_OPTIONS = {
-  user: { type: 'string', describe: 'Decide for the logged-in user with this id (auth_user.id)' },
-  admin: { type: 'boolean', default: false, describe: 'The user is an admin (auth_user.is_admin)' },
+  user: {
+    type: 'string',
+    describe: 'Decide for this stored user of auth_users, by id or username (its is_admin and username)',
+  },
+  admin: {
+    type: 'boolean',
+    default: false,
+    describe: 'Decide for some admin (auth_user.is_admin true, no particular id)',
+  },
   anonymous: { type: 'boolean', default: false, describe: 'Decide for an anonymous request (the default)' },
-  username: { type: 'string', describe: "The user's auth_user.username" },
   claims: { type: 'string', describe: 'More token claims as a JSON object (auth_user.claims.<name>)' },
 } as const satisfies Readonly<Record<string, Options>>;
 
@@ -19,7 +26,6 @@ export interface ExplainUserFlags {
   readonly user?: string | undefined;
   readonly admin: boolean;
   readonly anonymous: boolean;
-  readonly username?: string | undefined;
   readonly claims?: string | undefined;
 }
 
@@ -30,40 +36,31 @@ function parseClaims(text: string): Readonly<Record<string, unknown>> {
   try {
     value = JSON.parse(text);
   } catch {
-    throw usage('--claims must be a JSON object, e.g. \'{"org_id": 7}\'');
+    value = undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw usage('--claims must be a JSON object, e.g. \'{"org_id": 7}\'');
+    throw usage(`--claims ${quoteValue(text)} is not a JSON object such as '{"org_id": 7}'`);
   }
   return value as Readonly<Record<string, unknown>>;
 }
 
-/** Anonymous unless --user is given; --admin, --username and --claims need --user. */
-export function explainUser(flags: ExplainUserFlags): AuthUser {
-  if (flags.user === undefined) {
-    if (flags.admin || flags.username !== undefined || flags.claims !== undefined) {
-      throw usage('--admin, --username and --claims describe a logged-in user: give --user <id> too');
-    }
-    return ANONYMOUS;
+/** Anonymous unless --user or --admin is given; they exclude each other and --anonymous. */
+export function explainUserSpec(flags: ExplainUserFlags): ExplainUserSpec {
+  const given = [
+    flags.user === undefined ? undefined : '--user',
+    flags.admin ? '--admin' : undefined,
+    flags.anonymous ? '--anonymous' : undefined,
+  ].filter((f) => f !== undefined);
+  if (given.length > 1) {
+    throw usage(
+      `${given.join(' and ')} exclude each other: --user loads a stored user (with its is_admin), --admin means some admin`,
+    );
   }
-  if (flags.anonymous) throw usage('--anonymous and --user exclude each other');
-  if (!/^-?[0-9]+$/.test(flags.user) || !Number.isSafeInteger(Number(flags.user))) {
-    throw usage(`--user must be an integer user id (got '${flags.user}')`);
+  const claims = flags.claims === undefined ? {} : parseClaims(flags.claims);
+  if (flags.user !== undefined) return { kind: 'stored', ref: flags.user, claims };
+  if (flags.admin) return { kind: 'some_admin', claims };
+  if (flags.claims !== undefined) {
+    throw usage('--claims describes a logged-in user: give --user <id|username> or --admin too');
   }
-  const id = Number(flags.user);
-  const extra = flags.claims === undefined ? {} : parseClaims(flags.claims);
-  // A token's own claims win over --claims for the attributes auth_user reads from it.
-  const claims = Object.freeze({
-    ...extra,
-    user_id: id,
-    is_admin: flags.admin,
-    ...(flags.username === undefined ? {} : { username: flags.username }),
-  });
-  return Object.freeze({
-    id,
-    username: flags.username ?? null,
-    is_admin: flags.admin,
-    is_authenticated: true,
-    claims,
-  });
+  return { kind: 'anonymous' };
 }

@@ -1,12 +1,14 @@
 // The text of `rest policy explain`: one section per step of the decision, the decision last.
 
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
+import { quoteValue } from '../../errors/quote-value.js';
 import type { AuthUser } from '../../compiler/types.js';
 import type {
   ExplainDecision,
   CandidateExplanation,
   PolicyExplanation,
 } from '../../runtime/explain-policy.js';
+import type { RowCondition, RowExplanation } from '../../runtime/explain-row.js';
 import { formatAstTree } from '../output/ast-tree.js';
 import { formatTable, type TableColumn } from '../output/table.js';
 import { escapeCell } from '../output/text-cell.js';
@@ -16,6 +18,7 @@ const CANDIDATE_COLUMNS: readonly TableColumn<CandidateExplanation>[] = [
   { header: 'table_name', value: (c) => c.table_name },
   { header: 'action', value: (c) => c.action },
   { header: 'chosen', value: (c) => (c.chosen ? 'yes' : 'no') },
+  { header: 'status', value: (c) => (c.broken ? 'BROKEN' : 'ok') },
   { header: 'expression', value: (c) => c.expression },
   { header: 'why', value: (c) => c.reason },
 ];
@@ -25,6 +28,7 @@ const indent = (lines: readonly string[]): string[] => lines.map((l) => (l === '
 
 function describeUser(user: AuthUser): string {
   if (!user.is_authenticated) return 'anonymous';
+  if (user.id === null) return 'some admin (no particular user id: auth_user.id is null)';
   const name = user.username === null ? '' : ` '${escapeCell(user.username)}'`;
   return `user ${String(user.id)}${name}${user.is_admin ? ' (admin)' : ' (not admin)'}`;
 }
@@ -74,11 +78,16 @@ export function formatExplanation(e: PolicyExplanation): string {
       ? ['  (none)']
       : indent(formatTable(CANDIDATE_COLUMNS, e.candidates).trimEnd().split('\n'))),
   );
+  const broken = e.candidates.filter((c) => c.broken);
+  if (broken.length > 0) {
+    lines.push('', 'Broken policies (each allows nothing until it is fixed):');
+    for (const c of broken) lines.push(`  #${c.id}: ${escapeCell(c.error ?? '')}`);
+  }
   lines.push('', 'Resolution:', ...indent(e.steps.map(escapeCell)));
   lines.push('', 'Parsed expression:');
   for (const c of e.candidates.filter((x) => x.chosen)) {
     lines.push(
-      `  #${c.id}: ${c.parsed === null ? `does not parse: ${escapeCell(c.error ?? '')}` : escapeCell(c.parsed) || '(empty: anyone)'}`,
+      `  #${c.id}: ${c.parsed === null ? `BROKEN, does not parse: ${escapeCell(c.error ?? '')}` : escapeCell(c.parsed) || '(empty: anyone)'}`,
     );
   }
   for (const issue of e.issues.filter((i) => i.kind !== 'syntax'))
@@ -124,5 +133,45 @@ export function formatExplanation(e: PolicyExplanation): string {
     `  ${escapeCell(e.decision.reason)}`,
     ...decisionDetails(e.decision),
   );
+  if (e.row !== null) lines.push('', ...rowLines(e.row, e.native_rls));
   return `${lines.join('\n')}\n`;
+}
+
+const TRUTH = (v: boolean | null): string => (v === null ? 'NULL' : v ? 'TRUE' : 'FALSE');
+
+/** A condition and its parts, one per line: its value in a column of its own, the text indented by depth. */
+function conditionLines(c: RowCondition, depth: number): string[] {
+  const id = c.policy_id === undefined ? '' : `#${c.policy_id} `;
+  const text =
+    c.error === undefined
+      ? escapeCell(c.expression) || '(empty: anyone)'
+      : `BROKEN, counts as FALSE: ${escapeCell(c.error)}`;
+  const value = c.error === undefined ? TRUTH(c.value) : 'FALSE';
+  const line = `  ${value.padEnd(6)} ${'  '.repeat(depth)}${id}${text}${c.decides ? '   ← decides' : ''}`;
+  return [line, ...c.parts.flatMap((p) => conditionLines(p, depth + 1))];
+}
+
+/** A stored value as SQL would write it: 'text' (quoted like error messages quote), NULL, 7, true. */
+function sqlValue(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'string') return quoteValue(v);
+  return typeof v === 'object' ? quoteValue(JSON.stringify(v)) : String(v as number | boolean | bigint);
+}
+
+/** `--row`: the verdict, the stored values the policy reads, and every condition's value. */
+function rowLines(r: RowExplanation, nativeRls: boolean): string[] {
+  const values = Object.entries(r.values).map(([k, v]) => `${k} = ${sqlValue(v)}`);
+  const lines = [
+    `Row ${escapeCell(r.key.column)} = ${escapeCell(quoteValue(r.key.value))} of table '${escapeCell(r.table)}':`,
+    `  ${escapeCell(r.verdict)}`,
+  ];
+  if (values.length > 0) lines.push(`  stored values the policy reads: ${escapeCell(values.join(', '))}`);
+  if (!r.evaluated) return lines;
+  lines.push(
+    `  evaluated on the row by the database${nativeRls ? ' (as the compiled WHERE predicate, which means what the RLS policy means)' : ''}:`,
+    `  ${TRUTH(r.value).padEnd(6)} (the chosen policies, OR-ed)`,
+    ...r.conditions.flatMap((c) => conditionLines(c, 1)),
+    "  (NULL is SQL's unknown: it allows nothing, like FALSE)",
+  );
+  return lines;
 }

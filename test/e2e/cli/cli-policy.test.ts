@@ -1,6 +1,8 @@
 // `rest policy explain` and `rest policy compile` through the built binary on every database:
-// the resolution trace, the parsed expression, the predicate bound for the user, the RLS DDL on
-// PostgreSQL and the decision; the DDL is valid PostgreSQL; error paths exit 1 or 2.
+// the resolution trace, the parsed expression, the predicate bound for the stored user (by id or
+// name) or some admin, the RLS DDL on PostgreSQL and the decision; `--row` judged on the stored
+// row; broken stored rows marked in explain and `auth policy list`; the DDL is valid PostgreSQL;
+// error paths exit 1 or 2 quoting the value they reject.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../../compiler/types.js';
@@ -20,6 +22,30 @@ const PORTABLE: Readonly<Record<DialectName, readonly string[]>> = {
   mysql: [],
 };
 
+/** `notes` for --row (its rows and policies are this file's own); `logs` has no primary key. */
+const ROW_TABLES_DDL: readonly string[] = [
+  'CREATE TABLE notes (id integer PRIMARY KEY, user_id integer, title varchar(100))',
+  "INSERT INTO notes (id, user_id, title) VALUES (1, 2, 'mine'), (2, 3, 'x'), (3, NULL, 'public')",
+  'CREATE TABLE logs (msg varchar(50))',
+];
+const NOTES_READ = "user_id = auth_user.id or (title = 'public' and auth_user.is_authenticated)";
+
+/** The conditions of `--row` in JSON, reduced to what a test compares. */
+interface Condition {
+  readonly policy_id?: number;
+  readonly expression: string;
+  readonly value: boolean | null;
+  readonly decides: boolean;
+  readonly error?: string;
+  readonly parts: readonly Condition[];
+}
+const leaf = (expression: string, value: boolean | null, decides = false): Condition => ({
+  expression,
+  value,
+  decides,
+  parts: [],
+});
+
 const decisionLine = (stdout: string): string | undefined =>
   stdout.split('\n').find((l) => l.startsWith('Decision: '));
 
@@ -32,9 +58,13 @@ describe.each(ALL_KINDS)('%s', (kind) => {
     let t: CliDatabase;
     beforeAll(async () => {
       t = await openCliDatabase(kind);
-      for (const ddl of EXAMPLE_TABLES_DDL) await t.adapter.exec(ddl);
+      for (const ddl of [...EXAMPLE_TABLES_DDL, ...ROW_TABLES_DDL]) await t.adapter.exec(ddl);
       const setup = await t.rest(['auth', 'setup']);
       expect(setup.code).toBe(0);
+      // Stored users: the admin of setup is 1, bob 2, alice 3.
+      for (const name of ['bob', 'alice']) {
+        expect((await t.rest(['auth', 'user', 'add', name, 'password123', 'false'])).code).toBe(0);
+      }
     });
     afterAll(async () => {
       await t?.close();
@@ -46,10 +76,10 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       const r = await explain('todos', 'read', '--user', '2');
       expect(r.code).toBe(0);
       expect(r.stderr).toBe('');
-      expect(r.stdout).toMatch(/^Request: read on table 'todos' by user 2 \(not admin\), /);
+      expect(r.stdout).toMatch(/^Request: read on table 'todos' by user 2 'bob' \(not admin\), /);
       expect(r.stdout).toMatch(/level: no row for table 'todos'; falling back to table_name 'all'/);
       expect(r.stdout).toMatch(
-        / 3 +all +all +yes +user_id = auth_user\.id +chosen \(level all, action all\)/,
+        / 3 +all +all +yes +ok +user_id = auth_user\.id +chosen \(level all, action all\)/,
       );
       expect(r.stdout).not.toMatch(/auth_users/);
       expect(r.stdout).toContain('  #3: user_id = auth_user.id\n');
@@ -63,12 +93,14 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       async () => {
         const r = await t.rest(['policy', 'explain', 'todos', 'read', '--user', '2']);
         expect(r.stdout).toMatch(
-          /^Request: read on table 'todos' by user 2 \(not admin\), postgres \(row-level security on\)\n/,
+          /^Request: read on table 'todos' by user 2 'bob' \(not admin\), postgres \(row-level security on\)\n/,
         );
         expect(decisionLine(r.stdout)).toBe(
           "Decision: filter by row-level security (\"user_id\" = (select nullif(current_setting('rest.user_id', true), '')::bigint))",
         );
-        expect(r.stdout).toMatch(/\n {2}session settings: rest\.user_id='2' .*rest\.action='read' rest\.table='todos'\n$/);
+        expect(r.stdout).toMatch(
+          /\n {2}session settings: rest\.user_id='2' .*rest\.action='read' rest\.table='todos'\n$/,
+        );
         const e = JSON.parse(
           (await t.rest(['policy', 'explain', 'todos', 'read', '--user', '2', '--json'])).stdout,
         );
@@ -91,13 +123,45 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       }
     });
 
-    it('allows an admin and denies a non-admin with 403 on auth_users', async () => {
-      expect(decisionLine((await explain('auth_users', 'update', '--user', '1', '--admin')).stdout)).toBe(
-        'Decision: allow',
-      );
+    it('takes is_admin from the stored user: the admin of setup is allowed on auth_users, bob gets 403', async () => {
+      const admin = await explain('auth_users', 'update', '--user', '1');
+      expect(admin.stdout).toMatch(/^Request: update on table 'auth_users' by user 1 'admin' \(admin\), /);
+      expect(decisionLine(admin.stdout)).toBe('Decision: allow');
       expect(decisionLine((await explain('auth_users', 'update', '--user', '2')).stdout)).toBe(
         'Decision: deny 403',
       );
+    });
+
+    it('loads the stored user by username too, whatever its case', async () => {
+      for (const name of ['bob', 'BOB']) {
+        const r = await explain('todos', 'read', '--user', name, '--json');
+        expect(r.code).toBe(0);
+        expect(JSON.parse(r.stdout).user).toEqual({
+          id: 2,
+          username: 'bob',
+          is_admin: false,
+          is_authenticated: true,
+          claims: { user_id: 2, is_admin: false, username: 'bob' },
+        });
+      }
+    });
+
+    it('--admin alone decides for some admin: allowed by is_admin, no id to match an owner column', async () => {
+      const users = await explain('auth_users', 'read', '--admin');
+      expect(users.code).toBe(0);
+      expect(users.stdout).toMatch(
+        /^Request: read on table 'auth_users' by some admin \(no particular user id/,
+      );
+      expect(decisionLine(users.stdout)).toBe('Decision: allow');
+      const todos = JSON.parse((await explain('todos', 'read', '--admin', '--json')).stdout);
+      expect(todos.user).toEqual({
+        id: null,
+        username: null,
+        is_admin: true,
+        is_authenticated: true,
+        claims: { is_admin: true },
+      });
+      expect(todos.decision).toMatchObject({ kind: 'deny', status: 403 });
     });
 
     it('denies with 403 naming the column when the policy names one the table lacks', async () => {
@@ -141,10 +205,10 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(e.candidates[2].reason).toBe("action 'read' rows beat action 'all'");
       expect(e.user).toEqual({
         id: 2,
-        username: null,
+        username: 'bob',
         is_admin: false,
         is_authenticated: true,
-        claims: { user_id: 2, is_admin: false },
+        claims: { user_id: 2, is_admin: false, username: 'bob' },
       });
 
       const anonymous = JSON.parse((await explain('todos', 'read', '--json')).stdout);
@@ -157,7 +221,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(del.decision).toMatchObject({ kind: 'deny', status: 403 });
     });
 
-    it('binds claims and the username given on the command line', async () => {
+    it("binds the claims given on the command line and the stored user's username", async () => {
       expect(
         (
           await t.rest([
@@ -177,11 +241,9 @@ describe.each(ALL_KINDS)('%s', (kind) => {
             'docs',
             'update',
             '--user',
-            '2',
-            '--username',
             'bob',
             '--claims',
-            '{"doc_id": 7}',
+            '{"doc_id": 7, "username": "eve"}',
             '--json',
           )
         ).stdout,
@@ -189,16 +251,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(e.decision.kind).toBe('filter');
       expect(e.decision.values).toEqual([7, 'bob', 'bob']);
       expect(e.predicate.values).toEqual([7, 'bob', 'bob']);
-      const alice = await explain(
-        'docs',
-        'update',
-        '--user',
-        '2',
-        '--username',
-        'alice',
-        '--claims',
-        '{"doc_id": 7}',
-      );
+      const alice = await explain('docs', 'update', '--user', '3', '--claims', '{"doc_id": 7}');
       expect(decisionLine(alice.stdout)).toBe('Decision: deny 403');
     });
 
@@ -220,22 +273,63 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         'an unknown action',
         ['todos', 'reed'],
         2,
-        /action must be one of create, read, update, delete, read_mine/,
+        /^rest: action 'reed' is not one of create, read, update, delete, read_mine$/m,
       ],
-      ["the policy action 'all' (a request has one action)", ['todos', 'all'], 2, /action must be one of/],
       [
-        'a user id that is not an integer',
-        ['todos', 'read', '--user', 'abc'],
-        1,
-        /--user must be an integer/,
+        "the policy action 'all' (a request has one action)",
+        ['todos', 'all'],
+        2,
+        /action 'all' is not one of create, read/,
       ],
+      [
+        'an unknown user id',
+        ['todos', 'read', '--user', '99'],
+        2,
+        /^rest: user '99' does not exist: no user of auth_users has this id or username$/m,
+      ],
+      ['an unknown username', ['todos', 'read', '--user', 'nobody'], 2, /user 'nobody' does not exist/],
       ['--anonymous with --user', ['todos', 'read', '--user', '2', '--anonymous'], 1, /exclude each other/],
-      ['--admin without --user', ['todos', 'read', '--admin'], 1, /give --user <id> too/],
+      [
+        '--admin with --user',
+        ['todos', 'read', '--user', '2', '--admin'],
+        1,
+        /--user and --admin exclude each other/,
+      ],
+      [
+        '--claims for an anonymous user',
+        ['todos', 'read', '--claims', '{}'],
+        1,
+        /give --user <id\|username> or --admin too/,
+      ],
       [
         '--claims that is not a JSON object',
         ['todos', 'read', '--user', '2', '--claims', '[1]'],
         1,
-        /--claims must be a JSON object/,
+        /--claims '\[1\]' is not a JSON object/,
+      ],
+      [
+        '--row of an unknown row',
+        ['todos', 'read', '--user', '2', '--row', '999'],
+        2,
+        /^rest: row '999' does not exist in table 'todos'/m,
+      ],
+      [
+        '--row that is not a key of the table',
+        ['todos', 'read', '--user', '2', '--row', 'abc'],
+        2,
+        /^rest: --row 'abc' is not a key of table 'todos': id must be an integer/m,
+      ],
+      [
+        '--row with create',
+        ['todos', 'create', '--user', '2', '--row', '1'],
+        1,
+        /--row does not apply to create/,
+      ],
+      [
+        '--row on a table without a primary key',
+        ['logs', 'read', '--row', '1'],
+        2,
+        /table 'logs' has no primary key/,
       ],
       ['a missing action', ['todos'], 1, /Not enough non-option arguments/],
       ['an unknown option', ['todos', 'read', '--usr', '2'], 1, /Unknown argument/],
@@ -245,6 +339,212 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/^rest: [^\n]+\n$/);
       expect(r.stderr).toMatch(message);
+    });
+
+    describe('--row: the stored row judged by the database for the user', () => {
+      let readId = 0;
+      beforeAll(async () => {
+        const r = await t.rest([
+          'auth',
+          'policy',
+          'add',
+          'notes',
+          'read',
+          NOTES_READ,
+          'own or public',
+          '--json',
+        ]);
+        readId = JSON.parse(r.stdout).id;
+        expect(
+          (await t.rest(['auth', 'policy', 'add', 'notes', 'update', 'user_id = auth_user.id', 'own'])).code,
+        ).toBe(0);
+      });
+      const rowOf = async (...args: string[]) => {
+        const r = await explain('notes', ...args, '--json');
+        expect(r.code, r.stderr).toBe(0);
+        return JSON.parse(r.stdout).row;
+      };
+      /** The two arms of NOTES_READ and the parts of its AND, with these values and nothing marked as deciding. */
+      const readParts = (
+        mine: boolean | null,
+        publicAnd: boolean | null,
+        title: boolean | null,
+        authenticated: boolean | null,
+      ): Condition[] => [
+        leaf('user_id = auth_user.id', mine),
+        {
+          expression: "title = 'public' and auth_user.is_authenticated",
+          value: publicAnd,
+          decides: false,
+          parts: [leaf("title = 'public'", title), leaf('auth_user.is_authenticated', authenticated)],
+        },
+      ];
+
+      it("is visible to its owner, decided by the owner arm: the stored values and every part's value", async () => {
+        const row = await rowOf('read', '--user', 'bob', '--row', '1');
+        expect(row).toMatchObject({
+          table: 'notes',
+          key: { column: 'id', value: '1' },
+          values: { user_id: 2, title: 'mine' },
+          allowed: true,
+          value: true,
+          evaluated: true,
+          verdict: `visible to user 2: policy #${readId} is TRUE for it`,
+        });
+        // The owner arm settles the OR; inside the FALSE AND, its FALSE part settles the AND.
+        expect(row.conditions).toEqual([
+          {
+            policy_id: readId,
+            expression: "user_id = auth_user.id or title = 'public' and auth_user.is_authenticated",
+            value: true,
+            decides: true,
+            parts: [
+              leaf('user_id = auth_user.id', true, true),
+              {
+                expression: "title = 'public' and auth_user.is_authenticated",
+                value: false,
+                decides: false,
+                parts: [leaf("title = 'public'", false, true), leaf('auth_user.is_authenticated', true)],
+              },
+            ],
+          },
+        ]);
+      });
+
+      it("is not visible to another user: every arm is FALSE, the AND's FALSE part decides it (text)", async () => {
+        const r = await explain('notes', 'read', '--user', '2', '--row', '2');
+        expect(r.code).toBe(0);
+        expect(r.stdout.slice(r.stdout.indexOf('\nRow '))).toBe(
+          [
+            '',
+            "Row id = '2' of table 'notes':",
+            '  not visible to user 2: every chosen policy is FALSE for it',
+            "  stored values the policy reads: user_id = 3, title = 'x'",
+            '  evaluated on the row by the database:',
+            '  FALSE  (the chosen policies, OR-ed)',
+            `  FALSE    #${readId} user_id = auth_user.id or title = 'public' and auth_user.is_authenticated`,
+            '  FALSE      user_id = auth_user.id',
+            "  FALSE      title = 'public' and auth_user.is_authenticated",
+            "  FALSE        title = 'public'   ← decides",
+            '  TRUE         auth_user.is_authenticated',
+            "  (NULL is SQL's unknown: it allows nothing, like FALSE)",
+            '',
+          ].join('\n'),
+        );
+      });
+
+      it('is visible through the public arm when the owner arm is unknown (NULL owner)', async () => {
+        const row = await rowOf('read', '--user', 'alice', '--row', '3');
+        expect(row.allowed).toBe(true);
+        const parts = readParts(null, true, true, true);
+        expect(row.conditions[0].parts).toEqual([parts[0], { ...parts[1], decides: true }]);
+      });
+
+      it('is not visible to an anonymous user: denied before any SQL, the arms NULL and FALSE', async () => {
+        const row = await rowOf('read', '--row', '3');
+        expect(row.allowed).toBe(false);
+        expect(row.verdict).toMatch(
+          /^not visible to an anonymous user: the request is denied before any SQL \(deny 401\)/,
+        );
+        const parts = readParts(null, false, true, false);
+        expect(row.conditions[0]).toMatchObject({ value: null, decides: true });
+        expect(row.conditions[0].parts).toEqual([
+          { ...parts[0], decides: true },
+          {
+            ...parts[1],
+            parts: [leaf("title = 'public'", true), leaf('auth_user.is_authenticated', false, true)],
+          },
+        ]);
+      });
+
+      it('says whether an update may change the row, and that the changed row must still pass', async () => {
+        const own = await rowOf('update', '--user', 'bob', '--row', '1');
+        expect(own).toMatchObject({ allowed: true, values: { user_id: 2 } });
+        expect(own.verdict).toMatch(
+          /^changeable by user 2: policy #\d+ is TRUE for it; the changed row must still make the policy TRUE$/,
+        );
+        const other = await rowOf('update', '--user', 'bob', '--row', '2');
+        expect(other).toMatchObject({ allowed: false, value: false });
+        expect(other.verdict).toBe('not changeable by user 2: every chosen policy is FALSE for it');
+      });
+
+      onPostgres('with native RLS the row is judged the same, by the compiled WHERE predicate', async () => {
+        const r = await t.rest(['policy', 'explain', 'notes', 'read', '--user', 'bob', '--row', '1']);
+        expect(r.stdout).toContain(
+          '  evaluated on the row by the database (as the compiled WHERE predicate, which means what the RLS policy means):\n',
+        );
+        expect(r.stdout).toContain(`\n  visible to user 2: policy #${readId} is TRUE for it\n`);
+      });
+    });
+
+    describe('broken stored policies (written by hand in the database)', () => {
+      beforeAll(async () => {
+        await t.adapter.exec(
+          "INSERT INTO auth_policies (table_name, action, expression, description) VALUES ('notes', 'read', 'user_id = = 1', 'by hand'), ('notes', 'update', 'owner = auth_user.id', 'by hand'), ('notes', 'write', '', 'by hand')",
+        );
+      });
+      afterAll(async () => {
+        await t.adapter.exec("DELETE FROM auth_policies WHERE description = 'by hand'");
+      });
+
+      it('auth policy list marks each with its error, in the table and in JSON', async () => {
+        const r = await t.rest(['auth', 'policy', 'list']);
+        expect(r.code).toBe(0);
+        expect(r.stdout).toMatch(
+          /^ *\d+ +notes +read +user_id = = 1 +by hand +BROKEN: expected a column, auth_user\.<attr> or a literal at 1:11, found '='$/m,
+        );
+        expect(r.stdout).toMatch(
+          /^ *\d+ +notes +update +owner = auth_user\.id +by hand +BROKEN: column 'owner' does not exist in table 'notes' at 1:1$/m,
+        );
+        expect(r.stdout).toMatch(
+          /^ *\d+ +notes +write +by hand +BROKEN: action 'write' is not one of create, read, update, delete, read_mine, all$/m,
+        );
+        expect(r.stdout).toMatch(/^ *\d+ +notes +read +user_id = auth_user\.id or .* +own or public +ok$/m);
+        const listed = JSON.parse((await t.rest(['auth', 'policy', 'list', '--json'])).stdout) as Array<{
+          readonly description: string;
+          readonly broken: boolean;
+          readonly error: string | null;
+        }>;
+        expect(listed.filter((p) => p.broken).map((p) => p.error)).toEqual([
+          "expected a column, auth_user.<attr> or a literal at 1:11, found '='",
+          "column 'owner' does not exist in table 'notes' at 1:1",
+          "action 'write' is not one of create, read, update, delete, read_mine, all",
+        ]);
+        expect(
+          listed.filter((p) => p.description !== 'by hand').every((p) => !p.broken && p.error === null),
+        ).toBe(true);
+      });
+
+      it('explain shows a broken candidate with its error; the valid row still decides', async () => {
+        const r = await explain('notes', 'read', '--user', 'bob', '--row', '1');
+        expect(r.code).toBe(0);
+        expect(r.stdout).toMatch(/^ *\d+ +notes +read +yes +BROKEN +user_id = = 1 /m);
+        expect(r.stdout).toMatch(
+          /\nBroken policies \(each allows nothing until it is fixed\):\n {2}#\d+: expected a column, auth_user\.<attr> or a literal at 1:11, found '='\n {2}#\d+: column 'owner' does not exist in table 'notes' at 1:1\n {2}#\d+: action 'write' is not one of/,
+        );
+        expect(r.stdout).toMatch(
+          /\n {2}FALSE {4}#\d+ BROKEN, counts as FALSE: expected a column, auth_user\.<attr> or a literal at 1:11, found '='\n/,
+        );
+        expect(decisionLine(r.stdout)).toMatch(/^Decision: filter /);
+        const e = JSON.parse((await explain('notes', 'read', '--user', 'bob', '--json')).stdout);
+        const broken = e.candidates.find((c: { expression: string }) => c.expression === 'user_id = = 1');
+        expect(broken).toMatchObject({
+          chosen: true,
+          broken: true,
+          parsed: null,
+          error: expect.stringMatching(/at 1:11/),
+        });
+      });
+
+      it('a chosen row naming a missing column denies the request with 403 naming it', async () => {
+        const r = await explain('notes', 'update', '--user', 'bob', '--row', '1');
+        expect(r.code).toBe(0);
+        expect(r.stdout).toMatch(/^ *\d+ +notes +update +yes +BROKEN +owner = auth_user\.id /m);
+        expect(decisionLine(r.stdout)).toBe('Decision: deny 403');
+        expect(r.stdout).toContain(
+          "\n  not changeable by user 2: the policy names column 'owner', which the table lacks\n",
+        );
+      });
     });
 
     it('policy compile prints the DDL of every table, or of one, for the request role', async () => {

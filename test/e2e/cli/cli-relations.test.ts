@@ -20,6 +20,8 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       );
       await t.adapter.exec('CREATE TABLE members (id integer PRIMARY KEY, team_id integer, user_id integer)');
       expect((await t.rest(['auth', 'setup'])).code).toBe(0);
+      // `policy explain --user 2` loads a stored user.
+      expect((await t.rest(['auth', 'user', 'add', 'bob', 'password123', 'false'])).code).toBe(0);
       for (const [table, expression] of [
         ['members', 'user_id = auth_user.id'],
         ['tasks', TEAM],

@@ -1,4 +1,5 @@
-// The text of `policy explain`'s decision: the write's check follows the reason, on either path.
+// The text of `policy explain`: the decision (the write's check follows the reason, on either
+// path) and --row's verdict with its truth table.
 
 import { describe, expect, it } from 'vitest';
 import { formatExplanation } from '../../../cli/format/explanation.js';
@@ -73,5 +74,68 @@ describe('formatExplanation', () => {
     expect(decision(denied)).toBe(
       'Decision: deny 401\n  auth_user alone makes the expression FALSE or unknown, whatever the row\n',
     );
+  });
+});
+
+describe('formatExplanation of --row', () => {
+  const row = {
+    table: 'todos',
+    key: { column: 'id', value: '5' },
+    values: { user_id: 7, title: "it's" },
+    allowed: false,
+    value: null,
+    evaluated: true,
+    verdict:
+      'not visible to user 2: no chosen policy is TRUE for it, and an unknown (NULL) result allows nothing',
+    conditions: [
+      {
+        policy_id: 4,
+        expression: 'user_id = auth_user.id and auth_user.is_authenticated',
+        value: null,
+        decides: true,
+        parts: [
+          { expression: 'user_id = auth_user.id', value: null, decides: true, parts: [] },
+          { expression: 'auth_user.is_authenticated', value: true, decides: false, parts: [] },
+        ],
+      },
+      {
+        policy_id: 6,
+        expression: 'x = = 1',
+        value: false,
+        decides: false,
+        error: 'expected … at 1:5',
+        parts: [],
+      },
+    ],
+  } as const;
+
+  it('prints the verdict, the stored values as SQL writes them, and a truth table of the parts', async () => {
+    const e = { ...(await explainPolicy({ ...input, action: 'read' })), row };
+    const text = formatExplanation(e);
+    expect(text.slice(text.indexOf('\nRow '))).toBe(
+      [
+        '',
+        "Row id = '5' of table 'todos':",
+        '  not visible to user 2: no chosen policy is TRUE for it, and an unknown (NULL) result allows nothing',
+        '  stored values the policy reads: user_id = 7, title = "it\'s"',
+        '  evaluated on the row by the database:',
+        '  NULL   (the chosen policies, OR-ed)',
+        '  NULL     #4 user_id = auth_user.id and auth_user.is_authenticated   ← decides',
+        '  NULL       user_id = auth_user.id   ← decides',
+        '  TRUE       auth_user.is_authenticated',
+        '  FALSE    #6 BROKEN, counts as FALSE: expected … at 1:5',
+        "  (NULL is SQL's unknown: it allows nothing, like FALSE)",
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('stops after the verdict when the policy could not be evaluated on the row', async () => {
+    const e = {
+      ...(await explainPolicy({ ...input, action: 'read' })),
+      row: { ...row, values: {}, evaluated: false, conditions: [] },
+    };
+    const text = formatExplanation(e);
+    expect(text.endsWith(`\nRow id = '5' of table 'todos':\n  ${row.verdict}\n`)).toBe(true);
   });
 });
