@@ -3,6 +3,7 @@
 
 import { setFlagsFromString } from 'node:v8';
 import type { CommandModule } from 'yargs';
+import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../../runtime/logger.js';
 import type { GlobalArgs } from '../config/global-options.js';
@@ -15,7 +16,11 @@ function logLevelFromEnv(env: Env): LogLevel {
   const level = env['REST_LOG_LEVEL'];
   if (level === undefined || level === '') return 'info';
   if (!isLogLevel(level))
-    throw new RestError('usage', 'invalid_config', `REST_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+    throw new RestError(
+      'usage',
+      'invalid_config',
+      `REST_LOG_LEVEL ${quoteValue(level)} is not one of ${LOG_LEVELS.join(', ')}`,
+    );
   return level;
 }
 
@@ -28,7 +33,7 @@ function shutdownGraceFromEnv(env: Env): { shutdownGraceMs?: number } {
     throw new RestError(
       'usage',
       'invalid_config',
-      `REST_SHUTDOWN_GRACE_MS must be a number of milliseconds (got "${text}")`,
+      `REST_SHUTDOWN_GRACE_MS ${quoteValue(text)} is not a whole number of milliseconds`,
     );
   return { shutdownGraceMs: ms };
 }

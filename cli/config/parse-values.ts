@@ -1,12 +1,18 @@
 // Parsers of single configuration values (listen address, duration, on/off); errors are one
-// clear `usage` sentence naming the setting.
+// clear `usage` sentence naming the setting and quoting the rejected value (`<setting> '<value>'
+// is not …`, SPEC §1).
 
+import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { ListenAddress } from '../../runtime/config.js';
 
 export function configError(message: string): RestError {
   return new RestError('usage', 'invalid_config', message);
 }
+
+/** `<setting> '<value>' is not <what>`: the one shape of a rejected configuration value. */
+const rejected = (setting: string, value: string | number, what: string): RestError =>
+  configError(`${setting} ${quoteValue(String(value))} is not ${what}`);
 
 const ADDR = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]*)):([0-9]{1,5})$/;
 
@@ -15,7 +21,7 @@ export function parseListenAddress(text: string, setting = 'addr'): ListenAddres
   const m = ADDR.exec(text.trim());
   const port = Number(m?.[3]);
   if (m === null || !(port >= 0 && port <= 65535)) {
-    throw configError(`${setting} must be host:port or :port with a port from 0 to 65535 (got "${text}")`);
+    throw rejected(setting, text, 'host:port or :port with a port from 0 to 65535');
   }
   const host = m[1] ?? m[2] ?? '';
   return { host: host === '' ? undefined : host, port };
@@ -44,9 +50,7 @@ function durationMs(value: string | number): number | undefined {
 export function parseDuration(value: string | number, setting: string): number {
   const ms = durationMs(value);
   if (ms === undefined || !Number.isFinite(ms) || ms < 1000) {
-    throw configError(
-      `${setting} must be a duration like 24h, 90m or 3600s, or a number of seconds (got "${value}")`,
-    );
+    throw rejected(setting, value, 'a duration like 24h, 90m or 3600s, or a number of seconds');
   }
   return Math.floor(ms / 1000);
 }
@@ -58,8 +62,10 @@ export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 export function parseTimeout(value: string | number, setting: string): number {
   const ms = durationMs(value);
   if (ms === undefined || !Number.isFinite(ms) || ms < 0 || (ms > 0 && ms < 1) || ms > MAX_TIMEOUT_MS) {
-    throw configError(
-      `${setting} must be a duration like 10s, 500ms or 1m, a number of seconds, or 0 for no limit, at most 24d (got "${value}")`,
+    throw rejected(
+      setting,
+      value,
+      'a duration like 10s, 500ms or 1m, a number of seconds, or 0 for no limit, at most 24d',
     );
   }
   return Math.floor(ms);
@@ -69,7 +75,7 @@ export function parseTimeout(value: string | number, setting: string): number {
 export function parsePositiveInteger(value: string | number, setting: string, what: string): number {
   const n = typeof value === 'number' ? value : /^[0-9]+$/.test(value.trim()) ? Number(value.trim()) : NaN;
   if (!Number.isSafeInteger(n) || n < 1) {
-    throw configError(`${setting} must be a whole number of ${what}, at least 1 (got "${value}")`);
+    throw rejected(setting, value, `a whole number of ${what}, at least 1`);
   }
   return n;
 }
@@ -89,6 +95,6 @@ export function parseSwitch(value: string | boolean, setting: string): boolean {
     case '0':
       return false;
     default:
-      throw configError(`${setting} must be on or off (got "${value}")`);
+      throw rejected(setting, value, 'on or off');
   }
 }

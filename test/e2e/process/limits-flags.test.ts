@@ -24,18 +24,18 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('limit flags (real process)', () => {
   it.each([
-    [['-http.max_rows', '0'], {}, 'http.max_rows must be a whole number of rows, at least 1 (got "0")'],
-    [['-http.max_rows=many'], {}, 'http.max_rows must be a whole number of rows, at least 1 (got "many")'],
-    [[], { REST_HTTP_MAX_ROWS: '-5' }, 'http.max_rows must be a whole number of rows, at least 1 (got "-5")'],
+    [['-http.max_rows', '0'], {}, "http.max_rows '0' is not a whole number of rows, at least 1"],
+    [['-http.max_rows=many'], {}, "http.max_rows 'many' is not a whole number of rows, at least 1"],
+    [[], { REST_HTTP_MAX_ROWS: '-5' }, "http.max_rows '-5' is not a whole number of rows, at least 1"],
     [
       ['-db.statement_timeout', '10 seconds'],
       {},
-      'db.statement_timeout must be a duration like 10s, 500ms or 1m, a number of seconds, or 0 for no limit, at most 24d (got "10 seconds")',
+      "db.statement_timeout '10 seconds' is not a duration like 10s, 500ms or 1m, a number of seconds, or 0 for no limit, at most 24d",
     ],
     [
       [],
       { REST_DB_STATEMENT_TIMEOUT: '5x' },
-      'db.statement_timeout must be a duration like 10s, 500ms or 1m, a number of seconds, or 0 for no limit, at most 24d (got "5x")',
+      "db.statement_timeout '5x' is not a duration like 10s, 500ms or 1m, a number of seconds, or 0 for no limit, at most 24d",
     ],
   ])('rest %j with env %j exits 1: %s', async (args, env, message) => {
     // The database URL points into a missing directory: the value is refused before it is opened.
@@ -53,7 +53,7 @@ describe('limit flags (real process)', () => {
     const exit = await runRest(['-db.url', dbUrl, '-config', config]);
     expect([exit.code, exit.stderr]).toEqual([
       1,
-      'rest: http.max_rows must be a whole number of rows, at least 1 (got "0")\n',
+      "rest: http.max_rows '0' is not a whole number of rows, at least 1\n",
     ]);
   });
 

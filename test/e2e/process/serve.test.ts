@@ -144,10 +144,10 @@ describe('rest startup failures (real process): one line on stderr, no stack, no
     ],
     ['an unreachable MariaDB', ['-db.url', 'mysql://root@127.0.0.1:1/x'], 3, /MySQL|MariaDB|mysql/i],
     ['an unknown flag', ['-bogus', 'x'], 1, /Unknown argument: bogus/],
-    ['a bad listen address', ['-addr', 'nowhere'], 1, /addr must be host:port/],
+    ['a bad listen address', ['-addr', 'nowhere'], 1, /addr 'nowhere' is not host:port/],
     ['a weak secret', ['-auth.secret', 'too-short-secret'], 1, /at least 32 bytes/],
     ['rls on for SQLite', ['-db.rls', 'on'], 1, /db.rls on needs PostgreSQL/],
-    ['a bad token ttl', ['-auth.token_ttl', 'forever'], 1, /auth.token_ttl must be a duration/],
+    ['a bad token ttl', ['-auth.token_ttl', 'forever'], 1, /auth.token_ttl '[^']*' is not a duration/],
   ])('%s', async (_name, args, code, message) => {
     const exit = await runRest(args.includes('-addr') ? args : [...args, '-addr', '127.0.0.1:0'], {
       cwd: dir,

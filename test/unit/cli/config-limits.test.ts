@@ -45,7 +45,7 @@ describe('parseTimeout (milliseconds, Go-style durations)', () => {
       const e = errorOf(() => parseTimeout(value, 'db.statement_timeout'));
       expect([e.category, e.code]).toEqual(['usage', 'invalid_config']);
       expect(e.message).toBe(
-        `db.statement_timeout must be a duration like 10s, 500ms or 1m, a number of seconds, or 0 for no limit, at most 24d (got "${value}")`,
+        `db.statement_timeout '${value}' is not a duration like 10s, 500ms or 1m, a number of seconds, or 0 for no limit, at most 24d`,
       );
     },
   );
@@ -66,7 +66,7 @@ describe('parsePositiveInteger', () => {
     (value) => {
       const e = errorOf(() => parsePositiveInteger(value, 'http.max_rows', 'rows'));
       expect([e.category, e.code]).toEqual(['usage', 'invalid_config']);
-      expect(e.message).toBe(`http.max_rows must be a whole number of rows, at least 1 (got "${value}")`);
+      expect(e.message).toBe(`http.max_rows '${value}' is not a whole number of rows, at least 1`);
     },
   );
 });
@@ -100,16 +100,13 @@ describe('loadConfig: limits', () => {
   });
 
   it.each([
-    [
-      { flags: { 'http.max_rows': '0' } },
-      /http.max_rows must be a whole number of rows, at least 1 \(got "0"\)/,
-    ],
-    [{ env: { REST_HTTP_MAX_ROWS: 'lots' } }, /http.max_rows .* \(got "lots"\)/],
+    [{ flags: { 'http.max_rows': '0' } }, /http.max_rows '0' is not a whole number of rows, at least 1/],
+    [{ env: { REST_HTTP_MAX_ROWS: 'lots' } }, /http.max_rows 'lots' is not /],
     [
       { flags: { 'db.statement_timeout': '10 seconds' } },
-      /db.statement_timeout must be a duration .* \(got "10 seconds"\)/,
+      /db.statement_timeout '10 seconds' is not a duration /,
     ],
-    [{ env: { REST_DB_STATEMENT_TIMEOUT: '-5s' } }, /db.statement_timeout .* \(got "-5s"\)/],
+    [{ env: { REST_DB_STATEMENT_TIMEOUT: '-5s' } }, /db.statement_timeout '-5s' is not /],
   ])('refuses a bad value: %j', (sources, message) => {
     const e = errorOf(() => load(sources));
     expect(e.category).toBe('usage');
@@ -120,7 +117,7 @@ describe('loadConfig: limits', () => {
     ['http: {max_rows: [1]}', /http.max_rows must be string or number/],
     ['db: {statement_timeout: true}', /db.statement_timeout must be string or number/],
     ['http: {max_row: 5}', /unknown setting http.max_row/],
-    ['http: {max_rows: 0}', /http.max_rows must be a whole number of rows, at least 1 \(got "0"\)/],
+    ['http: {max_rows: 0}', /http.max_rows '0' is not a whole number of rows, at least 1/],
   ])('refuses a bad YAML file: %s', (yml, message) => {
     const e = errorOf(() => load({ flags: { config: 'rest.yml' }, readFile: files({ 'rest.yml': yml }) }));
     expect(e.message).toMatch(message);
