@@ -474,7 +474,10 @@ function compilerBench(options: BenchOptions): Promise<Measured<string>> {
   });
 }
 
-type MachineAtStart = Omit<BenchReport['machine'], 'loadAverageAtEnd' | 'busyShareAtStart' | 'busyShareAtEnd'>;
+type MachineAtStart = Omit<
+  BenchReport['machine'],
+  'loadAverageAtEnd' | 'busyShareAtStart' | 'busyShareAtEnd'
+>;
 
 async function machineInfo(pgUrl: string): Promise<MachineAtStart> {
   const cpuList = cpus();
