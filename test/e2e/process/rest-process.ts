@@ -30,6 +30,20 @@ export interface RestProcess {
   stop(signal?: NodeJS.Signals): Promise<Exit>;
 }
 
+/**
+ * The shutdown grace of a spawned server unless a test asks for the default (`grace: 'default'`)
+ * or sets REST_SHUTDOWN_GRACE_MS itself: a stop with an idle kept-alive client (fetch keeps one)
+ * waits min(grace, 1 s) for it, so tests that do not test the grace stop in a fraction of that.
+ */
+export const TEST_SHUTDOWN_GRACE_MS = 300;
+
+export interface SpawnOptions {
+  readonly env?: Record<string, string>;
+  readonly cwd?: string;
+  /** 'default': the server's own grace (SHUTDOWN_GRACE_MS), for the tests of in-flight requests. */
+  readonly grace?: 'default';
+}
+
 function cleanEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
@@ -38,14 +52,12 @@ function cleanEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-export function spawnRest(
-  args: readonly string[],
-  options: { env?: Record<string, string>; cwd?: string } = {},
-): RestProcess {
+export function spawnRest(args: readonly string[], options: SpawnOptions = {}): RestProcess {
   if (!existsSync(REST_BIN)) throw new Error(`${REST_BIN} is missing: run npm run build first`);
+  const grace = options.grace === 'default' ? {} : { REST_SHUTDOWN_GRACE_MS: String(TEST_SHUTDOWN_GRACE_MS) };
   const child = spawn(process.execPath, [REST_BIN, ...args], {
     cwd: options.cwd ?? REPO_ROOT,
-    env: cleanEnv(options.env ?? {}),
+    env: cleanEnv({ ...grace, ...options.env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -109,10 +121,7 @@ export function spawnRest(
 }
 
 /** Runs the binary to completion (for commands that are expected to exit by themselves). */
-export async function runRest(
-  args: readonly string[],
-  options: { env?: Record<string, string>; cwd?: string } = {},
-): Promise<Exit> {
+export async function runRest(args: readonly string[], options: SpawnOptions = {}): Promise<Exit> {
   const p = spawnRest(args, options);
   const timer = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
   const exit = await p.exited;

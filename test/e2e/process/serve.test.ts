@@ -77,7 +77,7 @@ describe('rest serve (real process)', () => {
   });
 
   it('finishes an in-flight request after SIGTERM, refuses new connections, then exits 0', async () => {
-    const p = spawnRest(['-db.url', dbUrl, '-addr', '127.0.0.1:0']);
+    const p = spawnRest(['-db.url', dbUrl, '-addr', '127.0.0.1:0'], { grace: 'default' });
     const { hostname, port } = new URL(await p.started());
     const body = JSON.stringify({ title: 'in flight' });
     const req = request({
@@ -112,7 +112,7 @@ describe('rest serve (real process)', () => {
   });
 
   it('exits 0 within 10 s even when an in-flight request never finishes', async () => {
-    const p = spawnRest(['-db.url', dbUrl, '-addr', '127.0.0.1:0']);
+    const p = spawnRest(['-db.url', dbUrl, '-addr', '127.0.0.1:0'], { grace: 'default' });
     const { hostname, port } = new URL(await p.started());
     const req = request({
       host: hostname,

@@ -86,7 +86,7 @@ for (const kind of ALL_KINDS) {
       it.each(Array.from({ length: ROUNDS }, (_, i) => i + 1))(
         'round %i: every request is answered and stored, then the process exits 0',
         async (round) => {
-          const p = spawnRest(['-db.url', db.url, '-addr', '127.0.0.1:0']);
+          const p = spawnRest(['-db.url', db.url, '-addr', '127.0.0.1:0'], { grace: 'default' });
           const { port } = new URL(await p.started());
           const ids = Array.from({ length: CONNECTIONS }, (_, i) => round * 1000 + i);
           const clients = await Promise.all(ids.map((id) => connect(Number(port), id)));
@@ -145,7 +145,7 @@ describe('SIGTERM and kept-alive or silent connections [sqlite]', () => {
     });
 
   it('a request on a kept-alive connection, sent once the signal is handled, is answered with Connection: close', async () => {
-    const p = spawnRest(['-db.url', dbUrl, '-addr', '127.0.0.1:0']);
+    const p = spawnRest(['-db.url', dbUrl, '-addr', '127.0.0.1:0'], { grace: 'default' });
     const { port } = new URL(await p.started());
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     expect(await getItems(port, agent)).toEqual({ status: 200, connection: 'keep-alive', reused: false });
