@@ -1,6 +1,7 @@
 // Parses `-db.url` (SPEC §1) into what an adapter needs; the parsed value never holds a password.
 
 import { resolve } from 'node:path';
+import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DialectName } from '../../compiler/types.js';
 
@@ -87,11 +88,11 @@ export function redactDbUrl(url: string): string {
 function checkPgSsl(params: URLSearchParams): void {
   const mode = params.get('sslmode');
   if (mode !== null && !SSL_MODES.includes(mode)) {
-    throw invalidDbUrl(`sslmode must be one of ${SSL_MODES.join(', ')} (got "${mode}")`);
+    throw invalidDbUrl(`sslmode ${quoteValue(mode)} is not one of ${SSL_MODES.join(', ')}`);
   }
   const ssl = params.get('ssl');
   if (ssl !== null && !SSL_VALUES.includes(ssl)) {
-    throw invalidDbUrl(`ssl must be one of ${SSL_VALUES.join(', ')} (got "${ssl}")`);
+    throw invalidDbUrl(`ssl ${quoteValue(ssl)} is not one of ${SSL_VALUES.join(', ')}`);
   }
   // libpq cannot check a CA it was not given; pg would throw a paragraph at connect time.
   if (mode === 'verify-ca' && !params.has('sslrootcert')) {

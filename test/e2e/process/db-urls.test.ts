@@ -146,7 +146,7 @@ describe('PostgreSQL URLs with sslmode / ssl (real process)', () => {
     [
       'an unknown sslmode',
       'sslmode=requir',
-      /^rest: Invalid database URL: sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full \(got "requir"\)\.\n$/,
+      /^rest: Invalid database URL: sslmode 'requir' is not one of disable, allow, prefer, require, verify-ca, verify-full\.\n$/,
     ],
     [
       'verify-ca without a CA',
@@ -156,7 +156,7 @@ describe('PostgreSQL URLs with sslmode / ssl (real process)', () => {
     [
       'an unknown ssl value',
       'ssl=yes',
-      /^rest: Invalid database URL: ssl must be one of true, false, 1, 0, no-verify \(got "yes"\)\.\n$/,
+      /^rest: Invalid database URL: ssl 'yes' is not one of true, false, 1, 0, no-verify\.\n$/,
     ],
   ])('%s: exit 1 before connecting', async (_name, query, message) => {
     expectOneLine(
