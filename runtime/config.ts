@@ -37,6 +37,8 @@ export interface Config {
     readonly disabledExplicitly?: boolean;
     readonly secret: string | null;
     readonly tokenTtlSeconds: number;
+    /** Lifetime of a session's refresh token (`-auth.refresh_ttl`); absent: 30 days. */
+    readonly refreshTtlSeconds?: number;
   };
   readonly cors: CorsConfig;
   readonly http: {
@@ -50,6 +52,7 @@ export interface Config {
 export const DEFAULT_DB_URL = 'sqlite://./rest.db';
 export const DEFAULT_ADDR = ':3000';
 export const DEFAULT_TOKEN_TTL_SECONDS = 24 * 60 * 60;
+export const DEFAULT_REFRESH_TTL_SECONDS = 30 * 24 * 60 * 60;
 export const DEFAULT_MAX_ROWS = 1000;
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
 /** HS256 needs at least 256 bits of key (RFC 7518 §3.2). */

@@ -7,12 +7,18 @@ import type { RequestHandler } from 'express';
 import type { PolicySet } from '../compiler/policy-set.js';
 import { ANONYMOUS } from '../compiler/types.js';
 import { RestError, isRestError } from '../errors/rest-error.js';
-import { AUTH_USERS_TABLE, LOGIN_THROTTLE_TABLE } from './auth/auth-ddl.js';
+import {
+  AUTH_USERS_TABLE,
+  LOGIN_THROTTLE_TABLE,
+  REFRESH_TOKENS_TABLE,
+  SESSIONS_TABLE,
+} from './auth/auth-ddl.js';
 import { createPasswordHasher } from './auth/passwords.js';
 import { createLoginRateLimiter } from './auth/rate-limiter.js';
 import { setupAuth, upgradeAuthTables } from './auth/setup.js';
-import { createTokenService } from './auth/tokens.js';
-import type { Config } from './config.js';
+import { createTokenService, withSessions } from './auth/tokens.js';
+import { createUserStates, type UserChangeSource } from './auth/user-states.js';
+import { DEFAULT_REFRESH_TTL_SECONDS, type Config } from './config.js';
 import type { DbAdapter } from './db/adapter.js';
 import { adapterRunner, type RequestRunner } from './enforce/request-runner.js';
 import { authRoutes, tokenAuthenticate } from './http/auth-routes.js';
@@ -21,8 +27,13 @@ import type { Logger } from './logger.js';
 import { publicAuthorizer, type Authorizer } from './enforce/authorizer.js';
 import type { PolicyCache } from './policy-cache.js';
 import type { SchemaCache } from './schema-cache.js';
-import { policyInvalidatingRunner, withAuthTableGuards } from './policies/auth-table-guards.js';
+import {
+  policyInvalidatingRunner,
+  withAuthTableGuards,
+  writeObservingRunner,
+} from './policies/auth-table-guards.js';
 import { createDatabasePolicyCache } from './policies/database-policy-cache.js';
+import { createPgChangeListener } from './policies/pg-change-listener.js';
 import { createPortableAuthorizer } from './enforce/portable-authorizer.js';
 import type { NativeRls } from './rls/native-rls.js';
 
@@ -67,9 +78,34 @@ async function checkAuthOff(config: Config, schema: SchemaCache, logger: Logger)
  * what later versions added to the auth tables when a server starts with auth enabled; rows are
  * untouched. A login role that may not create tables gets one line saying what to do.
  */
+/** Tables the auth setup gained after its first version. */
+const ADDED_TABLES = [LOGIN_THROTTLE_TABLE, SESSIONS_TABLE, REFRESH_TOKENS_TABLE] as const;
+
+/** The NOTIFY channel of sql/004_sessions.sql: a user's row or sessions changed. */
+export const USER_CHANNEL = 'rest_users';
+
+/** How the user-state cache hears of changes made by other processes. */
+function userChangeSource(config: Config, adapter: DbAdapter, logger: Logger): UserChangeSource {
+  if (adapter.kind !== 'postgres') return { kind: 'poll' };
+  return {
+    kind: 'push',
+    subscribe: (onChange) =>
+      createPgChangeListener({
+        url: config.db.url,
+        channel: USER_CHANNEL,
+        logger,
+        onChange: (payload) => {
+          const id = payload === undefined || payload === '' ? undefined : Number(payload);
+          onChange(id !== undefined && Number.isSafeInteger(id) ? id : undefined);
+        },
+      }),
+  };
+}
+
 async function upgradeWhereSetUp(config: Config, adapter: DbAdapter, schema: SchemaCache): Promise<void> {
   const { tables } = await schema.get();
-  if (!tables.has(AUTH_USERS_TABLE) || tables.has(LOGIN_THROTTLE_TABLE)) return;
+  const missing = ADDED_TABLES.filter((t) => !tables.has(t));
+  if (!tables.has(AUTH_USERS_TABLE) || missing.length === 0) return;
   try {
     await upgradeAuthTables(adapter, { dbUrl: config.db.url });
   } catch (e) {
@@ -77,7 +113,7 @@ async function upgradeWhereSetUp(config: Config, adapter: DbAdapter, schema: Sch
     throw new RestError(
       'unavailable',
       'upgrade_failed',
-      `the database was set up by an older version of rest and lacks ${LOGIN_THROTTLE_TABLE}, which could not be created (${why}); start rest once with a login role that may create tables`,
+      `the database was set up by an older version of rest and lacks ${missing.join(', ')}, which could not be created (${why}); start rest once with a login role that may create tables`,
       { cause: e },
     );
   }
@@ -100,8 +136,12 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
       close: async () => {},
     };
   }
-  const tokens = createTokenService({ secret: config.auth.secret, ttlSeconds: config.auth.tokenTtlSeconds });
   await upgradeWhereSetUp(config, adapter, schema);
+  const users = createUserStates({ adapter, changes: userChangeSource(config, adapter, logger), logger });
+  const tokens = withSessions(
+    createTokenService({ secret: config.auth.secret, ttlSeconds: config.auth.tokenTtlSeconds }),
+    users,
+  );
   const policies = createDatabasePolicyCache({ adapter, url: config.db.url, schema, logger });
   const authenticate = tokenAuthenticate(tokens);
   let native: NativeRls | undefined;
@@ -111,6 +151,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
       native = await startNativeRls({ adapter, url: config.db.url, policies, logger });
     } catch (e) {
       await policies.close();
+      await users.close();
       throw e;
     }
   }
@@ -121,13 +162,20 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
       schema: currentSchema,
       hasher,
     }),
-    runner: policyInvalidatingRunner(native?.runner ?? adapterRunner(adapter), () => policies.invalidate()),
+    // A write to auth_users may demote, rename or delete anyone: this process forgets every user.
+    runner: writeObservingRunner(
+      policyInvalidatingRunner(native?.runner ?? adapterRunner(adapter), () => policies.invalidate()),
+      AUTH_USERS_TABLE,
+      () => users.forgetAll(),
+    ),
     authRoutes: authRoutes({
       adapter,
       tokens,
       limiter,
       trustProxy: config.http.trustProxy,
       hasher,
+      refreshTtlSeconds: config.auth.refreshTtlSeconds ?? DEFAULT_REFRESH_TTL_SECONDS,
+      userChanged: (userId) => users.forget(userId),
       authenticate,
       setup: () => setupAuth(adapter, { dbUrl: config.db.url, hasher }),
       isSetUp: async () => (await schema.refresh()).tables.has(AUTH_USERS_TABLE),
@@ -142,6 +190,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
       native?.close();
       await limiter.close();
       await policies.close();
+      await users.close();
     },
   };
 }

@@ -16,6 +16,7 @@ export interface FileConfig {
     readonly enabled?: string | boolean;
     readonly secret?: string;
     readonly token_ttl?: string | number;
+    readonly refresh_ttl?: string | number;
   };
   readonly http?: { readonly max_rows?: string | number; readonly trust_proxy?: string | boolean };
   readonly cors?: { readonly enabled?: boolean; readonly origins?: readonly string[] };
@@ -29,7 +30,7 @@ interface Shape {
 const SHAPE: Shape = {
   addr: 'string',
   db: { url: 'string', rls: 'string|boolean', statement_timeout: 'string|number' },
-  auth: { enabled: 'string|boolean', secret: 'string', token_ttl: 'string|number' },
+  auth: { enabled: 'string|boolean', secret: 'string', token_ttl: 'string|number', refresh_ttl: 'string|number' },
   http: { max_rows: 'string|number', trust_proxy: 'string|boolean' },
   cors: { enabled: 'boolean', origins: 'string[]' },
 };

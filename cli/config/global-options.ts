@@ -26,6 +26,10 @@ export const GLOBAL_OPTIONS = {
     type: 'string',
     describe: 'lifetime of issued tokens, e.g. 24h, 90m, 3600s [env REST_AUTH_TOKEN_TTL] (default 24h)',
   },
+  'auth.refresh_ttl': {
+    type: 'string',
+    describe: "lifetime of a session's refresh token, e.g. 30d, 12h [env REST_AUTH_REFRESH_TTL] (default 30d)",
+  },
   'db.rls': {
     type: 'string',
     describe:
@@ -48,7 +52,7 @@ export const GLOBAL_OPTIONS = {
   config: {
     type: 'string',
     describe:
-      'YAML config file with addr, db: {url, rls, statement_timeout}, auth: {enabled, secret, token_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
+      'YAML config file with addr, db: {url, rls, statement_timeout}, auth: {enabled, secret, token_ttl, refresh_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
   },
 } as const satisfies Readonly<Record<string, Options>>;
 
@@ -59,6 +63,7 @@ export interface GlobalArgs {
   readonly 'auth.secret'?: string | undefined;
   readonly 'auth.enabled'?: string | undefined;
   readonly 'auth.token_ttl'?: string | undefined;
+  readonly 'auth.refresh_ttl'?: string | undefined;
   readonly 'db.rls'?: string | undefined;
   readonly 'db.statement_timeout'?: string | undefined;
   readonly 'http.max_rows'?: string | undefined;

@@ -5,6 +5,7 @@ import {
   DEFAULT_DB_URL,
   DEFAULT_MAX_ROWS,
   DEFAULT_STATEMENT_TIMEOUT_MS,
+  DEFAULT_REFRESH_TTL_SECONDS,
   DEFAULT_TOKEN_TTL_SECONDS,
   MIN_SECRET_BYTES,
   type Config,
@@ -37,6 +38,7 @@ export const ENV = {
   secret: 'REST_AUTH_SECRET',
   authEnabled: 'REST_AUTH_ENABLED',
   tokenTtl: 'REST_AUTH_TOKEN_TTL',
+  refreshTtl: 'REST_AUTH_REFRESH_TTL',
   rls: 'REST_DB_RLS',
   statementTimeout: 'REST_DB_STATEMENT_TIMEOUT',
   maxRows: 'REST_HTTP_MAX_ROWS',
@@ -101,11 +103,20 @@ function authSettings(flags: GlobalArgs, env: Env, file: FileConfig, configPath:
     );
   }
   const ttl = pick<string | number>(flags['auth.token_ttl'], env[ENV.tokenTtl], file.auth?.token_ttl);
+  const refreshTtl = pick<string | number>(
+    flags['auth.refresh_ttl'],
+    env[ENV.refreshTtl],
+    file.auth?.refresh_ttl,
+  );
   return {
     enabled: secret !== undefined,
     disabledExplicitly: enabled === false,
     secret: secret ?? null,
     tokenTtlSeconds: ttl === undefined ? DEFAULT_TOKEN_TTL_SECONDS : parseDuration(ttl, 'auth.token_ttl'),
+    refreshTtlSeconds:
+      refreshTtl === undefined
+        ? DEFAULT_REFRESH_TTL_SECONDS
+        : parseDuration(refreshTtl, 'auth.refresh_ttl'),
   };
 }
 

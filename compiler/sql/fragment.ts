@@ -119,6 +119,21 @@ export function renderSql(dialect: Dialect, fragment: SqlFragment, user?: AuthUs
   return { text, values };
 }
 
+/**
+ * Static SQL with bound values, as a tagged template: the literal text is written as is (trusted
+ * constants only), every `${…}` becomes a parameter — `boundSql(dialect)\`SELECT … WHERE id = ${id}\``.
+ */
+export const boundSql =
+  (dialect: Dialect) =>
+  (strings: TemplateStringsArray, ...values: readonly unknown[]): RenderedSql => {
+    const builder = new SqlBuilder(dialect);
+    strings.forEach((text, i) => {
+      builder.append(text);
+      if (i < values.length) builder.appendValue(values[i]);
+    });
+    return renderSql(dialect, builder.build());
+  };
+
 /** A SQL literal for PostgreSQL DDL (CREATE POLICY cannot take parameters). */
 export function postgresLiteral(value: unknown, cast?: string): string {
   const text = literalText(value);

@@ -7,6 +7,19 @@ export const AUTH_USERS_TABLE = 'auth_users';
 export const AUTH_POLICIES_TABLE = 'auth_policies';
 /** Login failures per client address and per (username, address), shared by every server process. */
 export const LOGIN_THROTTLE_TABLE = 'auth_login_throttle';
+/** Sessions of built-in users and the digests of their refresh tokens (SPEC §3.3). */
+export const SESSIONS_TABLE = 'auth_sessions';
+export const REFRESH_TOKENS_TABLE = 'auth_refresh_tokens';
+
+/**
+ * Tables the server keeps for itself: never served by the table endpoints (404 as if absent),
+ * whatever the policies say — a row of them is a lock-out counter or a credential.
+ */
+export const INTERNAL_TABLES: ReadonlySet<string> = new Set([
+  LOGIN_THROTTLE_TABLE,
+  SESSIONS_TABLE,
+  REFRESH_TOKENS_TABLE,
+]);
 
 /**
  * Hidden column of `auth_users` holding `usernameKey(username)`; its UNIQUE constraint is what
@@ -87,5 +100,48 @@ export const portableThrottleDdl: Readonly<Record<PortableDialect, readonly stri
   pending_since INTEGER NOT NULL DEFAULT 0
 )`,
     'CREATE INDEX IF NOT EXISTS auth_login_throttle_username_key ON auth_login_throttle (username_key)',
+  ]),
+});
+
+/**
+ * `auth_sessions` and `auth_refresh_tokens` (sql/004_sessions.sql explains their columns). Their
+ * keys are base64url or hex text, compared byte by byte (ascii_bin on MySQL/MariaDB).
+ */
+export const portableSessionsDdl: Readonly<Record<PortableDialect, readonly string[]>> = Object.freeze({
+  mysql: Object.freeze([
+    `CREATE TABLE IF NOT EXISTS auth_sessions (
+  id VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+  user_id INT NOT NULL,
+  user_stamp VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  revoked_at BIGINT NULL,
+  KEY auth_sessions_user_id (user_id),
+  CONSTRAINT auth_sessions_user FOREIGN KEY (user_id) REFERENCES auth_users (id) ON DELETE CASCADE
+) ENGINE=InnoDB`,
+    `CREATE TABLE IF NOT EXISTS auth_refresh_tokens (
+  token_hash VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+  session_id VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  used_at BIGINT NULL,
+  KEY auth_refresh_tokens_session_id (session_id),
+  CONSTRAINT auth_refresh_tokens_session FOREIGN KEY (session_id) REFERENCES auth_sessions (id) ON DELETE CASCADE
+) ENGINE=InnoDB`,
+  ]),
+  sqlite: Object.freeze([
+    `CREATE TABLE IF NOT EXISTS auth_sessions (
+  id TEXT NOT NULL PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
+  user_stamp TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  revoked_at INTEGER
+)`,
+    'CREATE INDEX IF NOT EXISTS auth_sessions_user_id ON auth_sessions (user_id)',
+    `CREATE TABLE IF NOT EXISTS auth_refresh_tokens (
+  token_hash TEXT NOT NULL PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES auth_sessions (id) ON DELETE CASCADE,
+  used_at INTEGER
+)`,
+    'CREATE INDEX IF NOT EXISTS auth_refresh_tokens_session_id ON auth_refresh_tokens (session_id)',
   ]),
 });

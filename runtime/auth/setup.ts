@@ -7,7 +7,13 @@ import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import { RestError, assertNever, isRestError } from '../../errors/rest-error.js';
 import type { DbAdapter } from '../db/adapter.js';
 import { parseDbUrl } from '../db/parse-db-url.js';
-import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE, portableAuthDdl, portableThrottleDdl } from './auth-ddl.js';
+import {
+  AUTH_POLICIES_TABLE,
+  AUTH_USERS_TABLE,
+  portableAuthDdl,
+  portableSessionsDdl,
+  portableThrottleDdl,
+} from './auth-ddl.js';
 import type { PortableDialect } from './auth-ddl.js';
 import { insertUser, userColumns } from './users.js';
 import type { UserServiceOptions } from './users.js';
@@ -57,7 +63,7 @@ export interface SetupOptions extends UserServiceOptions {
 }
 
 /**
- * Creates what is missing of the auth tables and `auth_login_throttle`: PostgreSQL through the
+ * Creates what is missing of the auth tables, `auth_login_throttle` and the session tables: PostgreSQL through the
  * migrations in `sql/` (postgres-migrations, which records them in its `migrations` table), the
  * others through `CREATE TABLE IF NOT EXISTS`. Safe to run concurrently and repeatedly.
  */
@@ -65,20 +71,26 @@ export async function createAuthTables(
   adapter: DbAdapter,
   options: Pick<SetupOptions, 'dbUrl'>,
 ): Promise<void> {
-  await applyDdl(adapter, options.dbUrl, (kind) => [...portableAuthDdl[kind], ...portableThrottleDdl[kind]]);
+  await applyDdl(adapter, options.dbUrl, (kind) => [...portableAuthDdl[kind], ...addedSince(kind)]);
 }
 
 /**
  * Brings a database where setup ran with an older version up to date without touching its rows:
  * PostgreSQL applies the migrations of `sql/` not applied yet, the others create the tables added
- * since (`auth_login_throttle`). Run when a server starts with auth enabled; safe to run concurrently.
+ * since (`auth_login_throttle`, `auth_sessions`, `auth_refresh_tokens`). Run when a server starts with auth enabled; safe to run concurrently.
  */
 export async function upgradeAuthTables(
   adapter: DbAdapter,
   options: Pick<SetupOptions, 'dbUrl'>,
 ): Promise<void> {
-  await applyDdl(adapter, options.dbUrl, (kind) => portableThrottleDdl[kind]);
+  await applyDdl(adapter, options.dbUrl, addedSince);
 }
+
+/** The auth tables added after the first version, in the order they came. */
+const addedSince = (kind: PortableDialect): readonly string[] => [
+  ...portableThrottleDdl[kind],
+  ...portableSessionsDdl[kind],
+];
 
 async function applyDdl(
   adapter: DbAdapter,

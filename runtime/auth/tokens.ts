@@ -27,6 +27,8 @@ export interface TokenSubject {
   readonly user_id: number;
   readonly is_admin: boolean;
   readonly username: string;
+  /** The session the token belongs to (SPEC §3.3); absent only in tests of stateless tokens. */
+  readonly sid?: string;
 }
 
 export interface IssuedToken {
@@ -59,7 +61,10 @@ export type TokenProblem =
   | 'wrong_algorithm'
   | 'expired'
   | 'not_yet_valid'
-  | 'invalid_user_id';
+  | 'invalid_user_id'
+  | 'session_revoked'
+  | 'unknown_refresh_token'
+  | 'refresh_token_reused';
 
 // Also the RFC 6750 `error_description`, which allows no double quote and no backslash
 // (https://www.rfc-editor.org/rfc/rfc6750#section-3).
@@ -71,6 +76,9 @@ export const TOKEN_PROBLEM_MESSAGES: Readonly<Record<TokenProblem, string>> = Ob
   expired: 'the token has expired',
   not_yet_valid: 'the token is not valid yet',
   invalid_user_id: 'the token has no valid user_id claim',
+  session_revoked: 'the session has been revoked',
+  unknown_refresh_token: 'the refresh token is unknown or has expired',
+  refresh_token_reused: 'the refresh token was already used, so its session has been revoked',
 });
 
 /** The 401 of a bad token: the reason in the message and in `WWW-Authenticate`; details in `cause`. */
@@ -207,6 +215,7 @@ export function createTokenService(options: TokenServiceOptions): TokenService {
         user_id: subject.user_id,
         is_admin: subject.is_admin,
         username: subject.username,
+        ...(subject.sid === undefined ? {} : { sid: subject.sid }),
       })
         .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
         .setIssuedAt(now)
@@ -222,6 +231,42 @@ export function createTokenService(options: TokenServiceOptions): TokenService {
       throw BEARER_SCHEME.test(authorization)
         ? invalidToken('malformed', 'the Bearer scheme is not followed by exactly one token')
         : invalidToken('missing_bearer', 'the Authorization header does not start with Bearer');
+    },
+  };
+}
+
+/** The session a built-in user's token belongs to: claims `user_id` and `sid` (SPEC §3.3). */
+export function sessionOf(user: AuthUser): { readonly userId: number; readonly sid: string } | undefined {
+  const sid = user.claims['sid'];
+  if (!user.is_authenticated || user.id === null || sid === undefined) return undefined;
+  if (typeof sid !== 'string') throw invalidToken('malformed', 'the sid claim is not a string');
+  return { userId: user.id, sid };
+}
+
+/** Where a built-in user's session is judged (runtime/auth/user-states.ts). */
+export interface SessionUsers {
+  sessionUser(
+    userId: number,
+    sid: string,
+  ): Promise<{ readonly username: string; readonly isAdmin: boolean } | undefined>;
+}
+
+/**
+ * `verify` of SPEC §3.3: a token with `sid` is a built-in user's, good only while its session
+ * lives, and its `is_admin` and `username` are the stored user's (a demotion counts at once);
+ * a token without one (another system's) stays stateless.
+ */
+export function withSessions(tokens: TokenService, sessions: SessionUsers): TokenService {
+  return {
+    issue: (subject) => tokens.issue(subject),
+    async verify(authorization) {
+      const user = await tokens.verify(authorization);
+      const session = sessionOf(user);
+      if (session === undefined) return user;
+      const stored = await sessions.sessionUser(session.userId, session.sid);
+      if (stored === undefined) throw invalidToken('session_revoked', "the token's session is over");
+      if (stored.isAdmin === user.is_admin && stored.username === user.username) return user;
+      return Object.freeze({ ...user, is_admin: stored.isAdmin, username: stored.username });
     },
   };
 }

@@ -9,6 +9,7 @@ import { AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from './auth-ddl.js';
 import { createPasswordHasher, validatePassword } from './passwords.js';
 import type { PasswordHasher } from './passwords.js';
 import type { LoginRateLimiter } from './rate-limiter.js';
+import { isTrue, userStamp } from './sessions.js';
 import { normalizeUsername, usernameKey } from './usernames.js';
 
 export interface Credentials {
@@ -25,6 +26,11 @@ export interface PublicUser {
   readonly id: number;
   readonly username: string;
   readonly is_admin: boolean;
+}
+
+/** A user who just proved their password, with the stamp their session is bound to (sessions.ts). */
+export interface AuthenticatedUser extends PublicUser {
+  readonly stamp: string;
 }
 
 export interface UserServiceOptions {
@@ -76,7 +82,7 @@ export const invalidCredentials = (): RestError =>
 const publicUser = (row: Row): PublicUser => ({
   id: Number(row['id']),
   username: String(row['username']),
-  is_admin: row['is_admin'] === true,
+  is_admin: isTrue(row['is_admin']),
 });
 
 /** The column values of a new `auth_users` row: validated, normalised and hashed. */
@@ -183,7 +189,7 @@ export async function authenticateUser(
   adapter: DbAdapter,
   credentials: Credentials,
   options: AuthenticateOptions,
-): Promise<PublicUser> {
+): Promise<AuthenticatedUser> {
   const key = validUsernameKey(credentials.username);
   // An invalid name cannot exist, but its failures still count (on its folded form).
   const attempt = await options.limiter.begin({
@@ -207,7 +213,8 @@ export async function authenticateUser(
     throw invalidCredentials();
   }
   await attempt.succeeded();
-  return publicUser(row);
+  const user = publicUser(row);
+  return { ...user, stamp: userStamp(String(row['password']), user.is_admin) };
 }
 
 /** Every user with id, username and is_admin (never the hash), by id. */

@@ -1,5 +1,5 @@
-// The `/auth/*` namespace of SPEC §3.1. Auth enabled: setup, register, login, logout (other
-// methods → 405), any other `/auth/<x>` → 404 `not_found`. Auth disabled: every `/auth/*` → 404
+// The `/auth/*` namespace of SPEC §3.1. Auth enabled: setup, register, login, logout, refresh,
+// password, sessions/revoke (other methods → 405), any other `/auth/<x>` → 404 `not_found`. Auth disabled: every `/auth/*` → 404
 // `auth_disabled`. Paths outside the namespace fall through to the table endpoints.
 
 import type { Request, RequestHandler, Response } from 'express';
@@ -8,9 +8,18 @@ import { RestError, isRestError } from '../../errors/rest-error.js';
 import type { DbAdapter } from '../db/adapter.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { LoginRateLimiter } from '../auth/rate-limiter.js';
-import type { TokenService } from '../auth/tokens.js';
+import { changeOwnPassword, parsePasswordChange } from '../auth/password-change.js';
+import { createPasswordHasher } from '../auth/passwords.js';
+import {
+  openSession,
+  revokeByRefreshToken,
+  revokeUserSessions,
+  rotateRefreshToken,
+  type SessionSubject,
+} from '../auth/sessions.js';
+import { invalidToken, sessionOf, type TokenService } from '../auth/tokens.js';
 import { authenticateUser, invalidCredentials, parseCredentials, registerUser } from '../auth/users.js';
-import type { PublicUser } from '../auth/users.js';
+import type { AuthenticatedUser } from '../auth/users.js';
 import { clientAddress } from './client-address.js';
 import { readJsonBody } from './read-json-body.js';
 
@@ -34,14 +43,95 @@ export interface AuthRoutesDeps {
   readonly isSetUp: () => Promise<boolean>;
   /** The request's user; throws 401 `invalid_token` for a bad token, even here. */
   readonly authenticate: (req: Request) => AuthUser | Promise<AuthUser>;
+  /** `-auth.refresh_ttl` in seconds. */
+  readonly refreshTtlSeconds: number;
+  /** This process changed a user's row or sessions (its user-state cache forgets them). */
+  readonly userChanged: (userId: number) => void;
 }
 
 type AuthRoute = (
   deps: AuthRoutesDeps,
   req: Request,
+  user: AuthUser,
 ) => Promise<{ readonly status: number; readonly body: unknown }>;
 
 const hasherOption = (deps: AuthRoutesDeps) => (deps.hasher === undefined ? {} : { hasher: deps.hasher });
+
+let defaultHasher: ReturnType<typeof createPasswordHasher> | undefined;
+const hasherOf = (deps: AuthRoutesDeps) => deps.hasher ?? (defaultHasher ??= createPasswordHasher());
+
+/** Login and refresh answer alike: a new access token for the session, and its refresh token. */
+async function tokenPair(
+  deps: AuthRoutesDeps,
+  user: SessionSubject,
+  session: { readonly sid: string; readonly refreshToken: string },
+): Promise<{ readonly status: number; readonly body: unknown }> {
+  const issued = await deps.tokens.issue({
+    user_id: user.id,
+    is_admin: user.is_admin,
+    username: user.username,
+    sid: session.sid,
+  });
+  return {
+    status: 200,
+    body: {
+      token: issued.token,
+      token_type: issued.token_type,
+      expires_in: issued.expires_in,
+      refresh_token: session.refreshToken,
+    },
+  };
+}
+
+/** `{"refresh_token": "…"}`; `required` false: an empty body or `{}` is no token. */
+function refreshTokenOf(body: unknown, required: boolean): string | undefined {
+  if (body === undefined && !required) return undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new RestError(
+      'invalid_input',
+      'invalid_body',
+      'the body must be a JSON object with "refresh_token"',
+    );
+  const record = body as Readonly<Record<string, unknown>>;
+  const extra = Object.keys(record).find((k) => k !== 'refresh_token');
+  if (extra !== undefined) {
+    throw new RestError(
+      'invalid_input',
+      'invalid_body',
+      `unexpected field "${extra}": only "refresh_token" is accepted`,
+      {
+        details: { field: extra },
+      },
+    );
+  }
+  const token = record['refresh_token'];
+  if (token === undefined && !required) return undefined;
+  if (typeof token !== 'string' || token.length === 0) {
+    throw new RestError('invalid_input', 'invalid_body', '"refresh_token" is required and must be a string', {
+      details: { field: 'refresh_token' },
+    });
+  }
+  return token;
+}
+
+/** A request that carries a body (logout's is optional). */
+const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+/** The caller of an endpoint for logged-in users; anonymous → 401. */
+function loggedIn(user: AuthUser): number {
+  if (!user.is_authenticated || user.id === null) {
+    throw new RestError(
+      'unauthenticated',
+      'unauthenticated',
+      'log in first: this endpoint needs a Bearer token',
+      {
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      },
+    );
+  }
+  return user.id;
+}
 
 const routes: Readonly<Record<string, AuthRoute>> = {
   '/auth/setup': async (deps) => {
@@ -56,7 +146,7 @@ const routes: Readonly<Record<string, AuthRoute>> = {
   },
   '/auth/login': async (deps, req) => {
     const credentials = parseCredentials(await readJsonBody(req));
-    let user: PublicUser;
+    let user: AuthenticatedUser;
     try {
       user = await authenticateUser(deps.adapter, credentials, {
         ...hasherOption(deps),
@@ -70,18 +160,70 @@ const routes: Readonly<Record<string, AuthRoute>> = {
       if (fromDatabase && !(await deps.isSetUp())) throw invalidCredentials();
       throw e;
     }
-    const issued = await deps.tokens.issue({
-      user_id: user.id,
-      is_admin: user.is_admin,
-      username: user.username,
-    });
-    return {
-      status: 200,
-      body: { token: issued.token, token_type: issued.token_type, expires_in: issued.expires_in },
-    };
+    const session = await openSession(deps.adapter, user, { refreshTtlSeconds: deps.refreshTtlSeconds });
+    return tokenPair(deps, user, session);
   },
-  // Tokens are not revoked (SPEC §3.1): logging out is the client forgetting its token.
-  '/auth/logout': async () => ({ status: 200, body: {} }),
+  // Without a body logging out is the client forgetting its token (SPEC §3.1); with a refresh
+  // token its session ends — that refresh token and the session's access tokens. An unknown
+  // refresh token changes nothing and is no error: the client is logged out either way.
+  '/auth/logout': async (deps, req) => {
+    const token = hasBody(req) ? refreshTokenOf(await readJsonBody(req), false) : undefined;
+    if (token !== undefined) {
+      const userId = await revokeByRefreshToken(deps.adapter, token);
+      if (userId !== undefined) deps.userChanged(userId);
+    }
+    return { status: 200, body: {} };
+  },
+  '/auth/refresh': async (deps, req) => {
+    const token = refreshTokenOf(await readJsonBody(req), true) ?? '';
+    // Guessing refresh tokens counts toward the client address's login throttle (SPEC §3.3).
+    const attempt = await deps.limiter.begin({ address: clientAddress(req, deps.trustProxy) });
+    let rotation: Awaited<ReturnType<typeof rotateRefreshToken>>;
+    try {
+      rotation = await rotateRefreshToken(deps.adapter, token, { refreshTtlSeconds: deps.refreshTtlSeconds });
+    } catch (e) {
+      await attempt.abandoned();
+      throw e;
+    }
+    switch (rotation.kind) {
+      case 'unknown':
+        await attempt.failed();
+        throw invalidToken('unknown_refresh_token', 'no live refresh token has this value');
+      case 'reused':
+        await attempt.abandoned();
+        deps.userChanged(rotation.userId);
+        throw invalidToken('refresh_token_reused', 'a rotated refresh token was presented again');
+      case 'revoked':
+        await attempt.abandoned();
+        throw invalidToken('session_revoked', "the refresh token's session is over");
+      case 'rotated':
+        await attempt.succeeded();
+        deps.userChanged(rotation.user.id);
+        return tokenPair(deps, rotation.user, rotation.session);
+    }
+  },
+  '/auth/password': async (deps, req, user) => {
+    const userId = loggedIn(user);
+    const { current, next } = parsePasswordChange(await readJsonBody(req));
+    await changeOwnPassword(
+      { userId, sid: sessionOf(user)?.sid, currentPassword: current, newPassword: next },
+      {
+        adapter: deps.adapter,
+        hasher: hasherOf(deps),
+        limiter: deps.limiter,
+        clientAddress: clientAddress(req, deps.trustProxy),
+      },
+    );
+    deps.userChanged(userId);
+    return { status: 200, body: {} };
+  },
+  // "Log out everywhere": every session of the caller, the one asking included.
+  '/auth/sessions/revoke': async (deps, _req, user) => {
+    const userId = loggedIn(user);
+    const revoked = await deps.adapter.transaction((tx) => revokeUserSessions(tx, deps.adapter, userId));
+    deps.userChanged(userId);
+    return { status: 200, body: { revoked } };
+  },
 };
 
 const AUTH_PREFIX = '/auth/';
@@ -125,8 +267,8 @@ export function authRoutes(deps: AuthRoutesDeps): RequestHandler {
         },
       );
     }
-    await deps.authenticate(req);
-    const result = await route(deps, req);
+    const user = await deps.authenticate(req);
+    const result = await route(deps, req, user);
     res.status(result.status).json(result.body);
   };
 }

@@ -6,6 +6,7 @@ import type { AuthUser } from '../../compiler/types.js';
 import { isRestError, RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
+import { INTERNAL_TABLES } from '../auth/auth-ddl.js';
 import { checkHealth } from '../handlers/health-handler.js';
 import { handleTableRequest, type TableHandlerDeps } from '../handlers/table-handler.js';
 import { parseQuery } from '../request/parse-query.js';
@@ -41,7 +42,8 @@ async function findTable(
   let table: TableInfo | undefined;
   let snapshot: SchemaSnapshot;
   try {
-    table = await schema.table(name);
+    // The server's own bookkeeping (login counters, sessions) is never served, as if absent.
+    table = INTERNAL_TABLES.has(name) ? undefined : await schema.table(name);
     snapshot = await schema.get();
   } catch (e) {
     throw isRestError(e) ? e : mapDbError(e);

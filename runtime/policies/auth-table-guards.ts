@@ -124,11 +124,18 @@ export function withAuthTableGuards(inner: Authorizer, deps: AuthTableGuardDeps)
  * Tells `onPoliciesWritten` after every committed write to `auth_policies`, so the next request
  * sees it (SPEC §3.2); other processes hear of it through the policy cache's change source.
  */
-export function policyInvalidatingRunner(inner: RequestRunner, onPoliciesWritten: () => void): RequestRunner {
+export const policyInvalidatingRunner = (inner: RequestRunner, onPoliciesWritten: () => void): RequestRunner =>
+  writeObservingRunner(inner, AUTH_POLICIES_TABLE, onPoliciesWritten);
+
+/**
+ * Tells `onWritten` after every write to `table` through the table endpoints (whether it
+ * committed or not: the caller only drops a cache).
+ */
+export function writeObservingRunner(inner: RequestRunner, table: string, onWritten: () => void): RequestRunner {
   return {
     async run(context, mode, fn) {
       if (
-        context.table !== AUTH_POLICIES_TABLE ||
+        context.table !== table ||
         context.action === 'read' ||
         context.action === 'read_mine'
       ) {
@@ -137,7 +144,7 @@ export function policyInvalidatingRunner(inner: RequestRunner, onPoliciesWritten
       try {
         return await inner.run(context, mode, fn);
       } finally {
-        onPoliciesWritten();
+        onWritten();
       }
     },
   };

@@ -12,7 +12,8 @@ export interface PgChangeListenerOptions {
   readonly url: string;
   /** A trusted constant (e.g. `rest_policies`), never request data. */
   readonly channel: string;
-  readonly onChange: () => void;
+  /** A notification's payload, or undefined after a (re)connect: anything may have changed. */
+  readonly onChange: (payload?: string) => void;
   readonly logger?: ChangeListenerLogger;
   /** First reconnect delay; doubles up to `maxRetryMs`. */
   readonly retryMs?: number;
@@ -67,7 +68,7 @@ export function createPgChangeListener(options: PgChangeListenerOptions): Change
     c.on('error', drop);
     c.on('end', () => drop());
     c.on('notification', (n) => {
-      if (n.channel === options.channel) options.onChange();
+      if (n.channel === options.channel) options.onChange(n.payload);
     });
     try {
       await c.connect();

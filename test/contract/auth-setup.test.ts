@@ -57,7 +57,13 @@ describe.each(ALL_KINDS)('auth setup on %s', (kind: DialectName) => {
       expect(result.password.length).toBeGreaterThanOrEqual(20);
 
       const schema = await adapter.introspect();
-      const authTables = ['auth_login_throttle', 'auth_policies', 'auth_users'];
+      const authTables = [
+        'auth_login_throttle',
+        'auth_policies',
+        'auth_refresh_tokens',
+        'auth_sessions',
+        'auth_users',
+      ];
       const expectedTables = kind === 'postgres' ? [...authTables, 'migrations'] : authTables;
       expect([...schema.tables.keys()].filter((t) => !t.startsWith('sqlite_')).sort()).toEqual(
         expectedTables,

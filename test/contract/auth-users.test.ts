@@ -189,7 +189,14 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
         { username: 'ALICE', password: 'correct horse' },
         { limiter: generous(), clientAddress: '192.0.2.1', hasher },
       );
-      expect(user).toEqual({ id: expect.any(Number), username: 'Alice', is_admin: false });
+      // The stamp sessions are bound to (a digest of hash and is_admin), never the hash itself.
+      expect(user).toEqual({
+        id: expect.any(Number),
+        username: 'Alice',
+        is_admin: false,
+        stamp: expect.any(String),
+      });
+      expect(JSON.stringify(user)).not.toContain('$2');
     });
 
     it('answers the same 401 invalid_credentials for a wrong password and an unknown user', async () => {

@@ -21,6 +21,7 @@ import type { DbAdapter } from '../../runtime/db/adapter.js';
 import { createAdapter } from '../../runtime/db/create-adapter.js';
 import { ALL_KINDS, createTestDatabase, isAvailable, skipReason } from '../support/databases.js';
 import type { TestDatabase } from '../support/databases.js';
+import { rollBackToFirstAuthVersion } from '../support/auth-history.js';
 import { openRawSql } from '../support/server.js';
 
 const WINDOW_MS = DEFAULT_LOGIN_LIMITS.windowSeconds * 1000;
@@ -219,9 +220,7 @@ describe.each(ALL_KINDS)('login throttle on %s', (kind: DialectName) => {
     it('upgrades a database set up before the throttle existed, keeping its rows', async () => {
       const sql = await openRawSql(db);
       try {
-        await sql.exec('DROP TABLE auth_login_throttle');
-        // postgres-migrations records each applied file; without the record 003 counts as new.
-        if (kind === 'postgres') await sql.exec('DELETE FROM migrations WHERE id = 3');
+        await rollBackToFirstAuthVersion(sql, kind);
         const users = await sql.rows('SELECT id, username FROM auth_users ORDER BY id');
         await expect(limiterOn(first).begin({ address: '192.0.2.11' })).rejects.toThrow();
         await Promise.all([

@@ -98,12 +98,22 @@ forEachAuthDatabase('auth endpoints', (ctx) => {
     const { http, alice } = ctx();
     const reply = await http.post('/auth/login', { username: 'ALICE', password: alice.password });
     expect(reply.status).toBe(200);
-    expect(Object.keys(reply.json as object).sort()).toEqual(['expires_in', 'token', 'token_type']);
+    expect(Object.keys(reply.json as object).sort()).toEqual([
+      'expires_in',
+      'refresh_token',
+      'token',
+      'token_type',
+    ]);
     const body = reply.json as { token: string; token_type: string; expires_in: number };
     expect(body.token_type).toBe('Bearer');
     expect(body.expires_in).toBe(3600);
     const claims = decodeJwt(body.token);
-    expect(claims).toMatchObject({ user_id: alice.id, is_admin: false, username: 'alice' });
+    expect(claims).toMatchObject({
+      user_id: alice.id,
+      is_admin: false,
+      username: 'alice',
+      sid: expect.any(String),
+    });
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(3600);
   });
 

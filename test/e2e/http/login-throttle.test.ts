@@ -10,6 +10,7 @@ import { client, type Client, type Reply } from '../../support/http.js';
 import { serverIt } from '../../support/server-only.js';
 import { startTestServer, type TestServer } from '../../support/server.js';
 import { expectError } from './matrix.js';
+import { rollBackToFirstAuthVersion } from '../../support/auth-history.js';
 import { startAuthSuite, type PolicyContext } from './policy-support.js';
 
 const WINDOW_SECONDS = 15 * 60;
@@ -184,9 +185,7 @@ for (const kind of ALL_KINDS) {
         let again: TestServer | undefined;
         try {
           await ctx.server.handle.close();
-          await ctx.sql.exec('DROP TABLE auth_login_throttle');
-          // postgres-migrations records each applied file; without its record 003 is new again.
-          if (kind === 'postgres') await ctx.sql.exec('DELETE FROM migrations WHERE id = 3');
+          await rollBackToFirstAuthVersion(ctx.sql, kind);
           const users = await ctx.sql.rows('SELECT id, username, password FROM auth_users ORDER BY id');
           again = await startTestServer(ctx.config);
           const http = client(again.url);

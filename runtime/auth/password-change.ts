@@ -1,0 +1,119 @@
+// `POST /auth/password` (SPEC §3.1, §3.3): a built-in user changes their own password by proving
+// the current one. A wrong current password is a failed login for the throttle; success ends the
+// user's other sessions and keeps the one that asked.
+
+import { boundSql } from '../../compiler/sql/fragment.js';
+import { RestError } from '../../errors/rest-error.js';
+import type { DbAdapter } from '../db/adapter.js';
+import { validatePassword, type PasswordHasher } from './passwords.js';
+import type { LoginRateLimiter } from './rate-limiter.js';
+import { isTrue, restampSession, revokeUserSessions, userStamp } from './sessions.js';
+
+export interface PasswordChange {
+  readonly userId: number;
+  /** The session of the token that asked; it survives the change. */
+  readonly sid: string | undefined;
+  readonly currentPassword: string;
+  readonly newPassword: string;
+}
+
+export interface PasswordChangeDeps {
+  readonly adapter: DbAdapter;
+  readonly hasher: PasswordHasher;
+  readonly limiter: LoginRateLimiter;
+  readonly clientAddress: string;
+}
+
+const FIELDS: ReadonlySet<string> = new Set(['current_password', 'new_password']);
+
+/** The body: exactly `current_password` and `new_password`, both strings (400 otherwise). */
+export function parsePasswordChange(body: unknown): { readonly current: string; readonly next: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new RestError(
+      'invalid_input',
+      'invalid_body',
+      'the body must be a JSON object with "current_password" and "new_password"',
+    );
+  }
+  const record = body as Readonly<Record<string, unknown>>;
+  const extra = Object.keys(record).find((k) => !FIELDS.has(k));
+  if (extra !== undefined) {
+    throw new RestError(
+      'invalid_input',
+      'invalid_body',
+      `unexpected field "${extra}": only "current_password" and "new_password" are accepted`,
+      { details: { field: extra } },
+    );
+  }
+  for (const field of FIELDS) {
+    if (typeof record[field] !== 'string')
+      throw new RestError('invalid_input', 'invalid_body', `"${field}" is required and must be a string`, {
+        details: { field },
+      });
+  }
+  return { current: record['current_password'] as string, next: record['new_password'] as string };
+}
+
+const wrongPassword = (): RestError =>
+  new RestError('unauthenticated', 'invalid_credentials', 'the current password is wrong', {
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  });
+
+/** Changes the password; returns how many other sessions ended. */
+export async function changeOwnPassword(change: PasswordChange, deps: PasswordChangeDeps): Promise<number> {
+  const { adapter, hasher } = deps;
+  try {
+    validatePassword(change.newPassword);
+  } catch (e) {
+    // The rules name `password`; here the field is `new_password`.
+    if (e instanceof RestError)
+      throw new RestError('invalid_input', e.code, e.message, {
+        details: { ...e.details, field: 'new_password' },
+      });
+    throw e;
+  }
+  const sql = boundSql(adapter.dialect);
+  const { rows } = await adapter.query(
+    sql`SELECT password, is_admin, username_key FROM auth_users WHERE id = ${change.userId}`,
+  );
+  const row = rows[0];
+  const attempt = await deps.limiter.begin({
+    ...(row === undefined ? {} : { usernameKey: String(row['username_key']) }),
+    address: deps.clientAddress,
+  });
+  let matches: boolean;
+  try {
+    matches = await hasher.verifyPassword(
+      change.currentPassword,
+      row === undefined ? null : String(row['password']),
+    );
+  } catch (e) {
+    await attempt.abandoned();
+    throw e;
+  }
+  if (row === undefined || !matches) {
+    await attempt.failed();
+    throw wrongPassword();
+  }
+  let revoked: number;
+  try {
+    const hash = await hasher.hashPassword(change.newPassword);
+    const stamp = userStamp(hash, isTrue(row['is_admin']));
+    revoked = await adapter.transaction(async (tx) => {
+      await tx.query(sql`UPDATE auth_users SET password = ${hash} WHERE id = ${change.userId}`);
+      const ended = await revokeUserSessions(
+        tx,
+        adapter,
+        change.userId,
+        change.sid === undefined ? {} : { exceptSid: change.sid },
+      );
+      if (change.sid !== undefined) await restampSession(tx, adapter, change.sid, stamp);
+      return ended;
+    });
+  } catch (e) {
+    await attempt.abandoned();
+    throw e;
+  }
+  await attempt.succeeded();
+  return revoked;
+}
