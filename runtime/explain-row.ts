@@ -47,7 +47,7 @@ export interface RowExplanation {
   readonly evaluated: boolean;
   /** One sentence: allowed or not, for whom, and what decides it. */
   readonly verdict: string;
-  /** The chosen policy rows, OR-ed, each with its parts. */
+  /** The chosen policy rows, OR-ed, each with its parts; none when the predicate was not evaluated. */
   readonly conditions: readonly RowCondition[];
 }
 
@@ -70,6 +70,10 @@ const VERBS: Readonly<Record<Exclude<Action, 'create'>, readonly [string, string
   update: ['changeable by', 'not changeable by'],
   delete: ['deletable by', 'not deletable by'],
 };
+
+// Aliases of the evaluated conditions in the SELECT, unlike any column name a schema is likely to have.
+const WHOLE = 'rest_explain_whole';
+const PART = 'rest_explain_part_';
 
 /** A tree of conditions to evaluate, before the database gives their values. */
 interface Node {
@@ -167,9 +171,9 @@ export async function explainRow(input: RowInput): Promise<RowExplanation> {
   const columns = evaluated ? policy.columns : [];
   for (const c of columns) if (c !== column) b.append(', ').appendIdent(c);
   if (evaluated) {
-    b.append(', (').appendFragment(policy.predicate).append(') AS ').appendIdent('rest_all');
+    b.append(', (').appendFragment(policy.predicate).append(') AS ').appendIdent(WHOLE);
     all.forEach((n, i) =>
-      b.append(', (').appendFragment(policy.compilePart(n.expr)).append(') AS ').appendIdent(`rest_${i}`),
+      b.append(', (').appendFragment(policy.compilePart(n.expr)).append(') AS ').appendIdent(`${PART}${i}`),
     );
   }
   b.append(' FROM ').appendIdent(table.name).appendFragment(where);
@@ -182,7 +186,7 @@ export async function explainRow(input: RowInput): Promise<RowExplanation> {
       `row ${quoteValue(key)} does not exist in table ${quoteValue(table.name)} (no row has ${column} = ${quoteValue(key)})`,
     );
   }
-  const valueOf = new Map(all.map((n, i) => [n, truth(stored[`rest_${i}`])] as const));
+  const valueOf = new Map(all.map((n, i) => [n, truth(stored[`${PART}${i}`])] as const));
   const condition = (n: Node): RowCondition => {
     const value = valueOf.get(n) ?? null;
     const parts = n.parts.map(condition);
@@ -194,11 +198,11 @@ export async function explainRow(input: RowInput): Promise<RowExplanation> {
       parts: n.expr.kind === 'or' || n.expr.kind === 'and' ? marked(n.expr.kind, value, parts) : parts,
     };
   };
-  const whole = evaluated ? truth(stored['rest_all']) : null;
+  const whole = evaluated ? truth(stored[WHOLE]) : null;
   const conditions = marked(
     'or',
     whole,
-    policy.resolution.rows.map((row): RowCondition => {
+    (evaluated ? policy.resolution.rows : []).map((row): RowCondition => {
       const node = nodes.find((n) => n.policyId === row.id);
       if (node !== undefined) return condition(node);
       const p = input.parsed.get(row.id);

@@ -544,6 +544,16 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         expect(r.stdout).toContain(
           "\n  not changeable by user 2: the policy names column 'owner', which the table lacks\n",
         );
+        const e = JSON.parse(
+          (await explain('notes', 'update', '--user', 'bob', '--row', '1', '--json')).stdout,
+        );
+        expect(e.row).toMatchObject({
+          allowed: false,
+          value: null,
+          evaluated: false,
+          values: {},
+          conditions: [],
+        });
       });
     });
 
