@@ -267,3 +267,38 @@ describe('explainPolicy: relations', () => {
     });
   });
 });
+
+describe('explainPolicy marks broken stored rows among the candidates', () => {
+  const BROKEN: readonly PolicyRow[] = [
+    ...SEED,
+    { id: 7, table_name: 'notes', action: 'read', expression: 'user_id = = 1', description: 'by hand' },
+    {
+      id: 8,
+      table_name: 'notes',
+      action: 'read',
+      expression: 'owner = auth_user.id',
+      description: 'by hand',
+    },
+    { id: 9, table_name: 'notes', action: 'read', expression: 'user_id = auth_user.id', description: 'fine' },
+  ];
+
+  it('with the error validation would give; valid rows are not marked', async () => {
+    const e = await explainPolicy({ ...portable(notes, 'read', user(2)), rows: BROKEN });
+    expect(e.candidates.map((c) => [c.id, c.chosen, c.broken, c.error])).toEqual([
+      [7, true, true, "expected a column, auth_user.<attr> or a literal at 1:11, found '='"],
+      [8, true, true, "column 'owner' does not exist in table 'notes' at 1:1"],
+      [9, true, false, null],
+      [2, false, false, null],
+    ]);
+    // The missing column makes the whole request deny, naming it (fail closed).
+    expect(e.decision).toMatchObject({ kind: 'deny', status: 403 });
+    expect(e.missing_columns).toEqual(['owner']);
+  });
+
+  it('a row that does not parse counts as FALSE: the valid row still decides', async () => {
+    const rows = BROKEN.filter((r) => r.id !== 8);
+    const e = await explainPolicy({ ...portable(notes, 'read', user(2)), rows });
+    expect(e.expression).toBe('user_id = auth_user.id');
+    expect(e.decision).toMatchObject({ kind: 'filter', values: [2] });
+  });
+});
