@@ -104,7 +104,7 @@ describe('loadConfig', () => {
     expect(load({})).toEqual({
       addr: { host: undefined, port: 3000 },
       db: { url: 'sqlite://./rest.db', rls: false, statementTimeoutMs: 10_000 },
-      auth: { enabled: false, disabledExplicitly: false, secret: null, tokenTtlSeconds: 86400 },
+      auth: { enabled: false, disabledExplicitly: false, secret: null, tokenTtlSeconds: 86400, refreshTtlSeconds: 2_592_000 },
       cors: { enabled: false, origins: [] },
       http: { trustProxy: false, maxRows: 1000 },
     });
@@ -138,7 +138,7 @@ describe('loadConfig', () => {
     const yml = [
       'addr: "127.0.0.1:1111"',
       'db: {url: "sqlite://file.db", rls: off}',
-      `auth: {secret: "${'f'.repeat(40)}", token_ttl: 60}`,
+      `auth: {secret: "${'f'.repeat(40)}", token_ttl: 60, refresh_ttl: 7d}`,
       'cors: {enabled: true, origins: ["https://a.example"]}',
     ].join('\n');
     const readFile = files({ 'rest.yml': yml });
@@ -146,7 +146,13 @@ describe('loadConfig', () => {
     expect(fileOnly).toEqual({
       addr: { host: '127.0.0.1', port: 1111 },
       db: { url: 'sqlite://file.db', rls: false, statementTimeoutMs: 10_000 },
-      auth: { enabled: true, disabledExplicitly: false, secret: 'f'.repeat(40), tokenTtlSeconds: 60 },
+      auth: {
+        enabled: true,
+        disabledExplicitly: false,
+        secret: 'f'.repeat(40),
+        tokenTtlSeconds: 60,
+        refreshTtlSeconds: 7 * 86400,
+      },
       cors: { enabled: true, origins: ['https://a.example'] },
       http: { trustProxy: false, maxRows: 1000 },
     });
@@ -156,6 +162,7 @@ describe('loadConfig', () => {
       REST_DB_URL: 'sqlite://env.db',
       REST_AUTH_SECRET: 'e'.repeat(32),
       REST_AUTH_TOKEN_TTL: '2m',
+      REST_AUTH_REFRESH_TTL: '12h',
     };
     const envWins = load({ env, readFile });
     expect([envWins.addr.port, envWins.db.url, envWins.auth.secret, envWins.auth.tokenTtlSeconds]).toEqual([
@@ -164,11 +171,13 @@ describe('loadConfig', () => {
       'e'.repeat(32),
       120,
     ]);
+    expect(envWins.auth.refreshTtlSeconds).toBe(12 * 3600);
     const flags = {
       addr: ':3333',
       'db.url': 'sqlite://flag.db',
       'auth.secret': SECRET,
       'auth.token_ttl': '3s',
+      'auth.refresh_ttl': '1h',
     };
     const flagWins = load({ flags, env, readFile });
     expect([
@@ -177,6 +186,8 @@ describe('loadConfig', () => {
       flagWins.auth.secret,
       flagWins.auth.tokenTtlSeconds,
     ]).toEqual([3333, 'sqlite://flag.db', SECRET, 3]);
+    expect(flagWins.auth.refreshTtlSeconds).toBe(3600);
+    expect(() => load({ flags: { 'auth.refresh_ttl': 'soon' } })).toThrow(/auth\.refresh_ttl 'soon'/);
   });
 
   it('reads the config path from REST_CONFIG, a flag overriding it', () => {
@@ -213,7 +224,7 @@ describe('loadConfig', () => {
 
   it('switches auth off explicitly from a flag, the environment or the file', () => {
     const readFile = files({ 'off.yml': 'auth: {enabled: false}', 'on.yml': 'auth: {enabled: true}' });
-    const off = { enabled: false, disabledExplicitly: true, secret: null, tokenTtlSeconds: 86400 };
+    const off = { enabled: false, disabledExplicitly: true, secret: null, tokenTtlSeconds: 86400, refreshTtlSeconds: 2_592_000 };
     expect(load({ flags: { 'auth.enabled': 'false' } }).auth).toEqual(off);
     expect(load({ env: { REST_AUTH_ENABLED: 'off' } }).auth).toEqual(off);
     expect(load({ flags: { config: 'off.yml' }, readFile }).auth).toEqual(off);
