@@ -3,10 +3,16 @@
 import type { Argv, CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
 import { authPolicyAddCommand } from './auth-policy-add.js';
+import { authPolicyEditCommand } from './auth-policy-edit.js';
 import { authPolicyListCommand } from './auth-policy-list.js';
+import { authPolicyRemoveCommand } from './auth-policy-remove.js';
 import { authSetupCommand } from './auth-setup.js';
 import { authUserAddCommand } from './auth-user-add.js';
+import { authUserAdminCommand } from './auth-user-admin.js';
 import { authUserListCommand } from './auth-user-list.js';
+import { authUserPasswdCommand } from './auth-user-passwd.js';
+import { authUserRemoveCommand } from './auth-user-remove.js';
+import { authUserUnlockCommand } from './auth-user-unlock.js';
 import type { CommandContext } from './command-context.js';
 
 /** A command that only groups others: one of them must follow. */
@@ -23,29 +29,35 @@ export function authCommand(ctx: CommandContext): CommandModule<GlobalArgs, Glob
           .command(authSetupCommand(ctx))
           .command({
             command: 'user',
-            describe: 'List or add users',
+            describe: 'List, add, remove or change users',
             builder: (u) =>
               group(
                 u
                   .command(authUserListCommand(ctx))
                   .command(authUserAddCommand(ctx))
+                  .command(authUserRemoveCommand(ctx))
+                  .command(authUserPasswdCommand(ctx))
+                  .command(authUserAdminCommand(ctx))
+                  .command(authUserUnlockCommand(ctx))
                   .example('$0 auth user add alice "correct horse battery" false', 'Add a regular user'),
                 'auth user',
-                'list or add',
+                'list, add, remove, passwd, admin or unlock',
               ),
             handler: () => {},
           })
           .command({
             command: 'policy',
-            describe: 'List or add policies',
+            describe: 'List, add, remove or edit policies',
             builder: (p) =>
               group(
                 p
                   .command(authPolicyListCommand(ctx))
                   .command(authPolicyAddCommand(ctx))
+                  .command(authPolicyRemoveCommand(ctx))
+                  .command(authPolicyEditCommand(ctx))
                   .example("$0 auth policy add posts read '' 'posts are public'", 'Anyone reads posts'),
                 'auth policy',
-                'list or add',
+                'list, add, remove or edit',
               ),
             handler: () => {},
           })

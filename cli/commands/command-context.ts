@@ -6,10 +6,17 @@ import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, SchemaSnapshot, TableInfo } from '../../runtime/db/adapter.js';
 import { createAdapter } from '../../runtime/db/create-adapter.js';
-import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE } from '../../runtime/auth/auth-ddl.js';
+import {
+  AUTH_POLICIES_TABLE,
+  AUTH_USERS_TABLE,
+  LOGIN_THROTTLE_TABLE,
+  SESSIONS_TABLE,
+} from '../../runtime/auth/auth-ddl.js';
+import { upgradeAuthTables } from '../../runtime/auth/setup.js';
 import type { Config } from '../../runtime/config.js';
 import type { GlobalArgs } from '../config/global-options.js';
 import { loadConfig, type Env } from '../config/load-config.js';
+import { processTerminal, type Terminal } from './password-prompt.js';
 
 export interface CommandIo {
   readonly stdout: (text: string) => void;
@@ -22,6 +29,8 @@ export interface CommandContext {
   /** The environment, for the settings outside Config (`serve`'s log level, shutdown grace). */
   readonly env: Env;
   readonly io: CommandIo;
+  /** Where a command asks for what is not given on the command line (a password). */
+  readonly terminal: Terminal;
 }
 
 export const processIo: CommandIo = {
@@ -30,8 +39,12 @@ export const processIo: CommandIo = {
 };
 
 /** A context over the given environment and output (cli/main.ts; tests run the CLI in-process). */
-export function commandContext(env: Env, io: CommandIo): CommandContext {
-  return { config: (flags) => loadConfig({ flags, env }), env, io };
+export function commandContext(
+  env: Env,
+  io: CommandIo,
+  terminal: Terminal = processTerminal,
+): CommandContext {
+  return { config: (flags) => loadConfig({ flags, env }), env, io, terminal };
 }
 
 /** The real process: its environment, standard output and error. */
@@ -56,6 +69,25 @@ export function requireAuthTables(schema: SchemaSnapshot): void {
       'auth is not set up on this database: run `rest auth setup` first',
     );
   }
+}
+
+/**
+ * Runs `fn` on a database where auth is set up, for the commands that touch accounts: a database
+ * set up by an older version gains the tables added since (sessions, login throttle) first, as it
+ * does when a server starts.
+ */
+export async function withAuthDatabase<T>(
+  config: Config,
+  fn: (adapter: DbAdapter) => Promise<T>,
+): Promise<T> {
+  return withDatabase(config, async (adapter) => {
+    const schema = await adapter.introspect();
+    requireAuthTables(schema);
+    if (!schema.tables.has(SESSIONS_TABLE) || !schema.tables.has(LOGIN_THROTTLE_TABLE)) {
+      await upgradeAuthTables(adapter, { dbUrl: config.db.url });
+    }
+    return fn(adapter);
+  });
 }
 
 /** A table of the introspected schema, by name (unknown → exit 2). */

@@ -46,6 +46,9 @@ export function validatePassword(password: unknown): string {
   });
 }
 
+/** A random password for setup's admin and `auth user passwd` without one: 24 base64url characters, 144 bits. */
+export const generatePassword = (): string => randomBytes(18).toString('base64url');
+
 /** The cost of a well-formed bcrypt hash, or undefined when `value` is not one. */
 export function bcryptCost(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined;

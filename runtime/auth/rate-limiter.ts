@@ -71,10 +71,21 @@ export interface LoginRateLimiter {
    * password or a secret can count its failures the same way.
    */
   begin(subject: LoginSubject): Promise<LoginAttempt>;
-  /** Forgets every failure of a username, from every address; returns the rows cleared. */
-  unlock(usernameKey: string): Promise<number>;
+  /**
+   * Forgets every failure of a username, from every address; returns the rows cleared. Runs in
+   * `session` when given (the caller's transaction), else on its own.
+   */
+  unlock(usernameKey: string, session?: DbSession): Promise<number>;
+  /** Which usernames some client address is refused for now (`auth user list`). */
+  lockouts(): Promise<LoginLockouts>;
   /** Waits for a background sweep to end (call before closing the adapter). */
   close(): Promise<void>;
+}
+
+/** The usernames locked out of at least one client address, as judged at one moment. */
+export interface LoginLockouts {
+  /** When the last refusal for this username key ends (ms since the epoch); undefined: not locked. */
+  lockedUntil(usernameKey: string): number | undefined;
 }
 
 export interface RateLimiterOptions {
@@ -131,6 +142,19 @@ export function judge(
   }
   if (retryAfter > 0) return { kind: 'refuse', retryAfter };
   return full ? { kind: 'wait' } : { kind: 'go' };
+}
+
+/**
+ * The limit of a (username, client address) row: `perUsernameAndAddress`, or one failure per window
+ * once the username has failed `perUsername` times from all addresses — only for an address that
+ * already failed for it (`failedHere`), so the others cannot hold back one that has not.
+ */
+export function usernameScopeLimit(
+  limits: LoginLimits,
+  failedHere: boolean,
+  usernameFailures: number,
+): number {
+  return failedHere && usernameFailures >= limits.perUsername ? 1 : limits.perUsernameAndAddress;
 }
 
 /**
@@ -264,12 +288,12 @@ export function createLoginRateLimiter(options: RateLimiterOptions): LoginRateLi
         const state = states.get(scope.key) as ThrottleState;
         let limit = limits.perAddress;
         if (scope.usernameKey !== null) {
-          limit = limits.perUsernameAndAddress;
-          // Only an address that already failed for the username can be held back by the others.
-          const underAttack =
-            liveCounts(state, now, windowMs).failures > 0 &&
-            (await usernameFailures(tx, scope.usernameKey, now)) >= limits.perUsername;
-          if (underAttack) limit = 1;
+          const failedHere = liveCounts(state, now, windowMs).failures > 0;
+          limit = usernameScopeLimit(
+            limits,
+            failedHere,
+            failedHere ? await usernameFailures(tx, scope.usernameKey, now) : 0,
+          );
         }
         checks.push({ state, limit });
       }
@@ -411,12 +435,38 @@ export function createLoginRateLimiter(options: RateLimiterOptions): LoginRateLi
       }
     },
 
-    async unlock(usernameKey) {
+    async unlock(usernameKey, session = adapter) {
       const sql = statement(adapter, [
         `DELETE FROM ${T} WHERE username_key = `,
         v(usernameKeyOf(usernameKey)),
       ]);
-      return (await adapter.query(sql)).rowCount;
+      return (await session.query(sql)).rowCount;
+    },
+
+    async lockouts() {
+      const now = clock();
+      const { rows } = await adapter.query(
+        statement(adapter, [
+          `SELECT username_key, window_start, failures, pending, pending_since FROM ${T} WHERE username_key IS NOT NULL AND window_start > `,
+          v(now - windowMs),
+        ]),
+      );
+      const byUsername = new Map<string, ThrottleState[]>();
+      for (const row of rows) {
+        const key = text(row['username_key']);
+        byUsername.set(key, [...(byUsername.get(key) ?? []), stateOf(row)]);
+      }
+      // Each (username, address) row judged as `begin` would judge an attempt from that address.
+      const until = new Map<string, number>();
+      for (const [key, states] of byUsername) {
+        const total = states.reduce((n, state) => n + liveCounts(state, now, windowMs).failures, 0);
+        for (const state of states) {
+          const limit = usernameScopeLimit(limits, liveCounts(state, now, windowMs).failures > 0, total);
+          if (judge([{ state, limit }], now, windowMs).kind !== 'refuse') continue;
+          until.set(key, Math.max(until.get(key) ?? 0, state.windowStart + windowMs));
+        }
+      }
+      return { lockedUntil: (usernameKey) => until.get(usernameKeyOf(usernameKey)) };
     },
 
     async close() {

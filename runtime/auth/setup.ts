@@ -2,7 +2,6 @@
 // with a random password shown once. Runs once, also when ten setups race each other. Also the
 // upgrade of a database set up by an older version (tables added since, rows untouched).
 
-import { randomBytes } from 'node:crypto';
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import { RestError, assertNever, isRestError } from '../../errors/rest-error.js';
 import type { DbAdapter } from '../db/adapter.js';
@@ -15,6 +14,7 @@ import {
   portableThrottleDdl,
 } from './auth-ddl.js';
 import type { PortableDialect } from './auth-ddl.js';
+import { generatePassword } from './passwords.js';
 import { insertUser, userColumns } from './users.js';
 import type { UserServiceOptions } from './users.js';
 
@@ -124,9 +124,6 @@ async function applyDdl(
 const alreadySetup = (cause?: unknown): RestError =>
   new RestError('conflict', 'already_setup', 'auth is already set up', cause === undefined ? {} : { cause });
 
-/** 24 characters of base64url: 144 random bits. */
-const randomPassword = (): string => randomBytes(18).toString('base64url');
-
 /**
  * POST /auth/setup and `rest auth setup`. Auth counts as set up as soon as `auth_users` or
  * `auth_policies` holds a row. Concurrent setups are decided by the database: each inserts
@@ -135,7 +132,7 @@ const randomPassword = (): string => randomBytes(18).toString('base64url');
  */
 export async function setupAuth(adapter: DbAdapter, options: SetupOptions): Promise<SetupResult> {
   await createAuthTables(adapter, options);
-  const password = randomPassword();
+  const password = generatePassword();
   const admin = await userColumns({ username: ADMIN_USERNAME, password, is_admin: true }, options);
   const { dialect } = adapter;
   await adapter.transaction(async (tx) => {

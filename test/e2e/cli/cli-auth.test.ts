@@ -68,7 +68,9 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       const r = await t.rest(['auth', 'user', 'list']);
       expect(r.code).toBe(0);
       expect(r.stderr).toBe('');
-      expect(r.stdout).toBe('id  username  is_admin\n--  --------  --------\n 1  admin     true\n');
+      expect(r.stdout).toBe(
+        'id  username  is_admin  locked\n--  --------  --------  ------\n 1  admin     true      no\n',
+      );
     });
 
     it('auth user add validates like register and stores the user', async () => {
@@ -80,16 +82,19 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(JSON.parse(j.stdout)).toEqual({ id: expect.any(Number), username: 'Élise', is_admin: true });
     });
 
-    it('auth user list --json lists id, username and is_admin only', async () => {
+    it('auth user list --json lists id, username, is_admin and the lock-out only', async () => {
       const r = await t.rest(['auth', 'user', 'list', '--json']);
       expect(r.code).toBe(0);
       const users = JSON.parse(r.stdout) as { id: number }[];
+      const unlocked = { locked: false, locked_until: null };
       expect(users).toEqual([
-        { id: 1, username: 'admin', is_admin: true },
-        { id: expect.any(Number), username: 'bob', is_admin: false },
-        { id: expect.any(Number), username: 'Élise', is_admin: true },
+        { id: 1, username: 'admin', is_admin: true, ...unlocked },
+        { id: expect.any(Number), username: 'bob', is_admin: false, ...unlocked },
+        { id: expect.any(Number), username: 'Élise', is_admin: true, ...unlocked },
       ]);
-      expect(users.every((u) => Object.keys(u).join() === 'id,username,is_admin')).toBe(true);
+      expect(users.every((u) => Object.keys(u).join() === 'id,username,is_admin,locked,locked_until')).toBe(
+        true,
+      );
       expect(r.stdout).not.toMatch(/\$2[aby]\$|password/);
     });
 

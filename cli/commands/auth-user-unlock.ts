@@ -1,0 +1,47 @@
+// `rest auth user unlock <username>`: forgets the user's failed logins from every client address
+// (the login throttle's unlock) and ends their sessions (SPEC §1, §3.3).
+
+import type { CommandModule } from 'yargs';
+import type { GlobalArgs } from '../config/global-options.js';
+import { quoteValue } from '../../errors/quote-value.js';
+import { createLoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
+import { unlockUser } from '../../runtime/auth/user-admin.js';
+import { formatJson } from '../output/json.js';
+import { withAuthDatabase, type CommandContext } from './command-context.js';
+import { sessionsRevoked } from './user-change-text.js';
+
+interface UnlockArgs extends GlobalArgs {
+  readonly username: string;
+  readonly json: boolean;
+}
+
+export function authUserUnlockCommand(ctx: CommandContext): CommandModule<GlobalArgs, UnlockArgs> {
+  return {
+    command: 'unlock <username>',
+    describe: "Clear a user's login lock-outs (failed logins from every address); their sessions end",
+    builder: (y) =>
+      y
+        .positional('username', {
+          type: 'string',
+          demandOption: true,
+          describe: 'Matched without regard to case, like a login',
+        })
+        .option('json', { type: 'boolean', default: false, describe: 'Print what was done as JSON' })
+        .example('$0 auth user unlock bob', 'Let bob log in again at once'),
+    handler: async (argv) => {
+      const unlocked = await withAuthDatabase(ctx.config(argv), (adapter) =>
+        unlockUser(adapter, argv.username, createLoginRateLimiter({ adapter })),
+      );
+      ctx.io.stdout(
+        argv.json
+          ? formatJson({
+              unlocked: unlocked.username,
+              id: unlocked.id,
+              throttle_rows_cleared: unlocked.throttle_rows_cleared,
+              sessions_revoked: unlocked.sessions_revoked,
+            })
+          : `unlocked user ${unlocked.id} ${quoteValue(unlocked.username)}; ${sessionsRevoked(unlocked.sessions_revoked)}\n`,
+      );
+    },
+  };
+}
