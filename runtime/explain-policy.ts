@@ -32,6 +32,7 @@ import { createPortableAuthorizer } from './enforce/portable-authorizer.js';
 import { explainRow, type RowExplanation } from './explain-row.js';
 import { brokenPolicies } from './policies/policy-service.js';
 import { indexWarning, type IndexedColumns } from './policies/relation-health.js';
+import { floorWarning } from './enforce/auth-users-floor.js';
 import { tableDdl } from './rls/rls-ddl.js';
 
 export interface CandidateExplanation extends PolicyRow {
@@ -136,6 +137,8 @@ export interface PolicyExplanation {
   readonly decision: ExplainDecision;
   /** `--row <pk>`: what the policy makes of that stored row; null without one. */
   readonly row: RowExplanation | null;
+  /** What to keep in mind beyond the decision (the floor on auth_users, SPEC §3.4). */
+  readonly warnings: readonly string[];
 }
 
 export interface ExplainInput {
@@ -294,6 +297,14 @@ export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanat
     };
   });
   const decision = await decide(set, policy, input);
+  const floor =
+    input.action === 'create' || input.action === 'update'
+      ? floorWarning(
+          { table_name: input.table.name, action: input.action },
+          policy.expr,
+          policyColumnTypes(input.table),
+        )
+      : undefined;
   const row =
     input.row === undefined
       ? null
@@ -309,6 +320,7 @@ export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanat
           denied: decision.kind === 'deny' ? decision : undefined,
         });
   return {
+    warnings: floor === undefined ? [] : [floor],
     database: input.adapter.kind,
     table: input.table.name,
     action: input.action,

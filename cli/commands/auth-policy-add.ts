@@ -5,7 +5,7 @@
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
 import { formatPolicyError, PolicySyntaxError } from '../../compiler/index.js';
-import { addPolicy } from '../../runtime/policies/policy-service.js';
+import { addPolicy, policyWarnings } from '../../runtime/policies/policy-service.js';
 import { formatJson } from '../output/json.js';
 import { escapeCell } from '../output/text-cell.js';
 import { requireAuthTables, withDatabase, type CommandContext } from './command-context.js';
@@ -63,7 +63,7 @@ export function authPolicyAddCommand(ctx: CommandContext): CommandModule<GlobalA
         .example("$0 auth policy add posts read '' 'posts are public'", 'Anyone reads posts'),
     handler: async (argv) => {
       const config = ctx.config(argv);
-      const row = await withDatabase(config, async (adapter) => {
+      const { row, warnings } = await withDatabase(config, async (adapter) => {
         const schema = await adapter.introspect();
         requireAuthTables(schema);
         const input = {
@@ -73,13 +73,15 @@ export function authPolicyAddCommand(ctx: CommandContext): CommandModule<GlobalA
           description: argv.description,
         };
         try {
-          return await addPolicy(adapter, schema, input);
+          const added = await addPolicy(adapter, schema, input);
+          return { row: added, warnings: policyWarnings(added, schema) };
         } catch (e) {
           // cli/main.ts prints the error itself (line:column, what was expected) as the last line.
           if (e instanceof PolicySyntaxError) ctx.io.stderr(caretLines(argv.expression, e));
           throw e;
         }
       });
+      for (const warning of warnings) ctx.io.stderr(`rest: warning: ${warning}\n`);
       ctx.io.stdout(
         argv.json
           ? formatJson(row)

@@ -133,6 +133,7 @@ export function formatExplanation(e: PolicyExplanation): string {
     `  ${escapeCell(e.decision.reason)}`,
     ...decisionDetails(e.decision),
   );
+  for (const warning of e.warnings) lines.push(`  warning: ${escapeCell(warning)}`);
   if (e.row !== null) lines.push('', ...rowLines(e.row, e.native_rls));
   return `${lines.join('\n')}\n`;
 }

@@ -3,6 +3,9 @@
 // their own row must not let them promote themselves or skip `/auth/password`. Decided in-process
 // on the request's values, before anything is written, on both enforcement paths.
 
+import type { ColumnTypes } from '../../compiler/analyze.js';
+import { compileCondition, outcomesForUser, TRUE } from '../../compiler/evaluate.js';
+import type { Expr } from '../../compiler/index.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { WriteGuard, WriteRow } from './authorizer.js';
@@ -21,6 +24,32 @@ const protectedColumn = (column: string): RestError =>
 function refuseProtected(row: WriteRow): void {
   const column = ADMIN_ONLY_USER_COLUMNS.find((c) => Object.hasOwn(row, c));
   if (column !== undefined) throw protectedColumn(column);
+}
+
+/** A logged-in user who is not an admin, with no claims: who the floor warning asks about. */
+const NON_ADMIN: AuthUser = Object.freeze({
+  id: 1,
+  username: 'someone',
+  is_admin: false,
+  is_authenticated: true,
+  claims: Object.freeze({}),
+});
+
+/**
+ * SPEC §3.4: a policy on `auth_users` for create, update or all that can let a non-admin write is
+ * accepted, but `policy add` and `policy explain` say that the floor still holds. Undefined when
+ * the policy lets no non-admin (a subquery or a row it reads counts as "can").
+ */
+export function floorWarning(
+  policy: { readonly table_name: string; readonly action: string },
+  expr: Expr,
+  columns?: ColumnTypes,
+): string | undefined {
+  if (policy.table_name !== 'auth_users') return undefined;
+  if (policy.action !== 'create' && policy.action !== 'update' && policy.action !== 'all') return undefined;
+  if ((outcomesForUser(compileCondition(expr, columns), NON_ADMIN) & TRUE) === 0) return undefined;
+  const what = policy.action === 'all' ? 'create or update' : policy.action;
+  return `this policy lets users who are not admins ${what} rows of auth_users, but ${ADMIN_ONLY_USER_COLUMNS.join(', ')} stay admin-only whatever it says (403 protected_column); users change their own password with POST /auth/password`;
 }
 
 /** The floor's guard for `user`'s write to `auth_users`; undefined for an admin. */

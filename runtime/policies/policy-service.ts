@@ -13,6 +13,7 @@ import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import type { DbAdapter, DbSession, Row, SchemaSnapshot } from '../db/adapter.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
 import { schemaTypesOf } from '../enforce/decide.js';
+import { floorWarning } from '../enforce/auth-users-floor.js';
 
 export const POLICIES_TABLE = 'auth_policies';
 /** `table_name` value whose rows apply to every table (SPEC §4.2). */
@@ -270,6 +271,16 @@ export function policyRowOf(row: Row): PolicyRow {
 }
 
 /** Validates and inserts one policy; returns the stored row. Nothing is written when invalid. */
+/**
+ * What a valid policy row should still make its author think twice about (printed by `auth policy
+ * add`): a policy that lets non-admins write auth_users, whose admin-only columns stay admin-only.
+ */
+export function policyWarnings(row: PolicyRow, schema: SchemaSnapshot): readonly string[] {
+  const expr = parsePolicy(row.expression);
+  const warning = floorWarning(row, expr, columnTypesOf(schema, row.table_name));
+  return warning === undefined ? [] : [warning];
+}
+
 export async function addPolicy(
   adapter: DbAdapter,
   schema: SchemaSnapshot,

@@ -601,6 +601,51 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(r.stderr).toMatch(/table 'nope' does not exist/);
     });
 
+    it('accepts a policy that lets non-admins update auth_users, warning that id, password and is_admin stay admin-only (SPEC §3.4)', async () => {
+      const added = await t.rest([
+        'auth',
+        'policy',
+        'add',
+        'auth_users',
+        'update',
+        'id = auth_user.id or auth_user.is_admin',
+        'users rename themselves',
+      ]);
+      expect(added.code, added.stderr).toBe(0);
+      expect(added.stderr).toMatch(
+        /^rest: warning: this policy lets users who are not admins update rows of auth_users, but id, password, is_admin stay admin-only/,
+      );
+      const id = Number(/added policy ([0-9]+)/.exec(added.stdout)?.[1]);
+      try {
+        const bob = await explain('auth_users', 'update', '--user', '2');
+        expect(bob.code).toBe(0);
+        expect(bob.stdout).toMatch(
+          /\n {2}warning: this policy lets users who are not admins update rows of auth_users/,
+        );
+        const json = JSON.parse((await explain('auth_users', 'update', '--user', '2', '--json')).stdout);
+        expect(json.warnings).toHaveLength(1);
+        // Reads are not writes; an admin-only policy lets no non-admin write.
+        expect(
+          JSON.parse((await explain('auth_users', 'read', '--user', '2', '--json')).stdout).warnings,
+        ).toEqual([]);
+        const adminOnly = await t.rest([
+          'auth',
+          'policy',
+          'add',
+          'auth_users',
+          'create',
+          'auth_user.is_admin',
+          'admins add users',
+        ]);
+        expect(adminOnly.code, adminOnly.stderr).toBe(0);
+        expect(adminOnly.stderr).toBe('');
+        const second = Number(/added policy ([0-9]+)/.exec(adminOnly.stdout)?.[1]);
+        await t.adapter.exec(`DELETE FROM auth_policies WHERE id = ${second}`);
+      } finally {
+        await t.adapter.exec(`DELETE FROM auth_policies WHERE id = ${id}`);
+      }
+    });
+
     onPostgres('the compiled DDL runs on PostgreSQL as printed', async () => {
       const r = await t.rest(['policy', 'compile']);
       const roles = [
