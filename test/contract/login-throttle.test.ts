@@ -200,6 +200,34 @@ describe.each(ALL_KINDS)('login throttle on %s', (kind: DialectName) => {
       await (await limiter.begin({ usernameKey: 'locked', address: '192.0.2.7' })).succeeded();
     });
 
+    it('lockouts() names the usernames begin() refuses from some address, until their windows end', async () => {
+      const limiter = limiterOn(first);
+      const start = now;
+      const lockedUntil = async (key: string) => (await limiterOn(second).lockouts()).lockedUntil(key);
+      const hit = { usernameKey: 'lockme', address: '192.0.2.20' };
+      for (let i = 0; i < 4; i++) await fail(limiter, hit);
+      expect(await lockedUntil('lockme')).toBeUndefined();
+      await fail(limiter, hit);
+      expect(await lockedUntil('lockme')).toBe(start + WINDOW_MS);
+      expect((await refusal(limiter.begin(hit))).code).toBe('too_many_attempts');
+      // Under attack (10 failures from all addresses): an address that failed once is refused too.
+      const other = { usernameKey: 'spread', address: '192.0.2.21' };
+      for (let i = 0; i < 9; i++)
+        await fail(limiter, { usernameKey: 'spread', address: `192.0.2.${30 + i}` });
+      expect(await lockedUntil('spread')).toBeUndefined();
+      await fail(limiter, other);
+      expect(await lockedUntil('spread')).toBe(start + WINDOW_MS);
+      expect((await refusal(limiter.begin(other))).code).toBe('too_many_attempts');
+      await (await limiter.begin({ usernameKey: 'spread', address: '192.0.2.99' })).succeeded();
+      expect(await lockedUntil('someone else')).toBeUndefined();
+      const later = await createLoginRateLimiter({
+        adapter: second,
+        clock: () => start + WINDOW_MS,
+      }).lockouts();
+      expect(later.lockedUntil('lockme')).toBeUndefined();
+      expect(later.lockedUntil('spread')).toBeUndefined();
+    });
+
     it('deletes rows untouched for a whole window, in the background', async () => {
       const sql = await openRawSql(db);
       try {

@@ -10,7 +10,9 @@ import type { DialectName } from '../../../compiler/types.js';
 import { ALL_KINDS, isAvailable } from '../../support/databases.js';
 import { bearer, startAuthSuite, type PolicyContext } from '../http/policy-support.js';
 import { runCli, runCliProcess, type CliResult } from './run-cli.js';
-import { suiteName } from './cli-fixtures.js';
+import { rollBackToFirstAuthVersion } from '../../support/auth-history.js';
+import { openRawSql } from '../../support/server.js';
+import { openCliDatabase, suiteName, type CliDatabase } from './cli-fixtures.js';
 
 const TEAM = 'team_id in (select team_id from members where user_id = auth_user.id)';
 const DDL = [
@@ -31,6 +33,44 @@ function expectError(result: CliResult, code: number, message: RegExp): void {
 }
 
 describe.each(ALL_KINDS)('%s', (kind) => {
+  describe.skipIf(!isAvailable(kind))(
+    suiteName('account commands on a database set up by the first version', kind),
+    () => {
+      let t: CliDatabase;
+      beforeAll(async () => {
+        t = await openCliDatabase(kind);
+      });
+      afterAll(async () => {
+        await t?.close();
+      });
+
+      it('create the session and throttle tables first, as a server start does', async () => {
+        expect((await t.rest(['auth', 'setup'])).code).toBe(0);
+        expect((await t.rest(['auth', 'user', 'add', 'bob', 'password123', 'false'])).code).toBe(0);
+        const sql = await openRawSql(t.db);
+        try {
+          await rollBackToFirstAuthVersion(sql, kind);
+        } finally {
+          await sql.close();
+        }
+        expect((await t.adapter.introspect()).tables.has('auth_sessions')).toBe(false);
+        const listed = await t.rest(['auth', 'user', 'list', '--json']);
+        expect(listed.code, listed.stderr).toBe(0);
+        expect(JSON.parse(listed.stdout)).toContainEqual({
+          id: 2,
+          username: 'bob',
+          is_admin: false,
+          locked: false,
+          locked_until: null,
+        });
+        const removed = await t.rest(['auth', 'user', 'remove', 'bob', '--json']);
+        expect(removed.code, removed.stderr).toBe(0);
+        expect(JSON.parse(removed.stdout)).toEqual({ removed: 'bob', id: 2, sessions_revoked: 0 });
+        expect(await t.count('auth_users')).toBe(1);
+      });
+    },
+  );
+
   describe.skipIf(!isAvailable(kind))(suiteName('rest auth admin commands', kind), () => {
     let ctx: PolicyContext;
     beforeAll(async () => {
