@@ -1,13 +1,13 @@
 // `rest auth policy edit <id> [--table t] [--action a] [--expression e] [--description d]`: changes
 // one policy row; the row as it would be stored is validated exactly like `auth policy add` (SPEC
-// §4.5, cycles included) and nothing is written when it is invalid.
+// §4.5, cycles included) and nothing is written when it is invalid; it warns like add (SPEC §3.4).
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
 import { PolicySyntaxError } from '../../compiler/index.js';
 import { RestError } from '../../errors/rest-error.js';
 import { editPolicy, parsePolicyId, type PolicyChanges } from '../../runtime/policies/policy-admin.js';
-import { listPolicies } from '../../runtime/policies/policy-service.js';
+import { listPolicies, policyWarnings } from '../../runtime/policies/policy-service.js';
 import { formatJson } from '../output/json.js';
 import { escapeCell } from '../output/text-cell.js';
 import { caretLines } from './auth-policy-add.js';
@@ -63,11 +63,12 @@ export function authPolicyEditCommand(ctx: CommandContext): CommandModule<Global
     handler: async (argv) => {
       const id = parsePolicyId(argv.id);
       const changes = changesOf(argv);
-      const row = await withDatabase(ctx.config(argv), async (adapter) => {
+      const { row, warnings } = await withDatabase(ctx.config(argv), async (adapter) => {
         const schema = await adapter.introspect();
         requireAuthTables(schema);
         try {
-          return await editPolicy(adapter, schema, id, changes);
+          const edited = await editPolicy(adapter, schema, id, changes);
+          return { row: edited, warnings: policyWarnings(edited, schema) };
         } catch (e) {
           // The caret points into the expression that was validated: the new one, or the stored one.
           if (e instanceof PolicySyntaxError) {
@@ -78,6 +79,7 @@ export function authPolicyEditCommand(ctx: CommandContext): CommandModule<Global
           throw e;
         }
       });
+      for (const warning of warnings) ctx.io.stderr(`rest: warning: ${warning}\n`);
       ctx.io.stdout(
         argv.json
           ? formatJson(row)

@@ -489,6 +489,37 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         expect(await policyRows()).toEqual(before);
       });
 
+      it('edit warns like add when the row lets non-admins update auth_users (SPEC §3.4)', async () => {
+        const added = await rest([
+          'auth',
+          'policy',
+          'add',
+          'auth_users',
+          'update',
+          'auth_user.is_admin',
+          'x',
+          '--json',
+        ]);
+        expect(added.stderr).toBe('');
+        const id = String((JSON.parse(added.stdout) as { id: number }).id);
+        try {
+          const r = await rest([
+            'auth',
+            'policy',
+            'edit',
+            id,
+            '--expression',
+            'id = auth_user.id or auth_user.is_admin',
+          ]);
+          expect(r.code, r.stderr).toBe(0);
+          expect(r.stderr).toMatch(
+            /^rest: warning: this policy lets users who are not admins update rows of auth_users, but id, password, is_admin stay admin-only/,
+          );
+        } finally {
+          expect((await rest(['auth', 'policy', 'remove', id])).code).toBe(0);
+        }
+      });
+
       it('edit without any option is a usage error (exit 1)', async () => {
         expectError(
           await rest(['auth', 'policy', 'edit', String(tasks)]),
