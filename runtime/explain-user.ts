@@ -8,6 +8,7 @@ import { quoteValue } from '../errors/quote-value.js';
 import { RestError } from '../errors/rest-error.js';
 import { AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from './auth/auth-ddl.js';
 import { usernameKey } from './auth/usernames.js';
+import { isTrue } from './auth/sessions.js';
 import type { DbAdapter, Row } from './db/adapter.js';
 
 export type ExplainUserSpec =
@@ -68,7 +69,7 @@ export async function explainUser(
       const row = await storedUser(db, spec.ref);
       const id = Number(row['id']);
       const username = String(row['username']);
-      const is_admin = row['is_admin'] === true;
+      const is_admin = isTrue(row['is_admin']);
       return Object.freeze({
         id,
         username,
