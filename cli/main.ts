@@ -8,6 +8,7 @@ import yargs from 'yargs';
 import { exitCodeOf, isRestError, RestError } from '../errors/rest-error.js';
 import { authCommand } from './commands/auth-commands.js';
 import { commandContext, processIo } from './commands/command-context.js';
+import { processTerminal, type Terminal } from './commands/password-prompt.js';
 import { policyCommand } from './commands/policy-commands.js';
 import { serveCommand } from './commands/serve.js';
 import { GLOBAL_OPTIONS } from './config/global-options.js';
@@ -31,6 +32,8 @@ export interface MainOptions {
   readonly stderr?: Output;
   /** Where the REST_* settings are read (SPEC §1). */
   readonly env?: Env;
+  /** Where a command prompts (`auth user passwd` without a password). */
+  readonly terminal?: Terminal;
 }
 
 /**
@@ -38,12 +41,17 @@ export interface MainOptions {
  * and environment default to the real process; tests inject their own and run it in-process.
  */
 export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
-  const { stdout = process.stdout, stderr = process.stderr, env = process.env } = options;
+  const {
+    stdout = process.stdout,
+    stderr = process.stderr,
+    env = process.env,
+    terminal = processTerminal,
+  } = options;
   const io =
     stdout === process.stdout && stderr === process.stderr
       ? processIo
       : { stdout: (text: string) => stdout.write(text), stderr: (text: string) => stderr.write(text) };
-  const ctx = commandContext(env, io);
+  const ctx = commandContext(env, io, terminal);
   const cli = yargs()
     .scriptName('rest')
     .parserConfiguration({

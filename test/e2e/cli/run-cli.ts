@@ -5,6 +5,7 @@
 // test sets its own.
 
 import { spawn } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +42,7 @@ function cleanEnv(extra: Readonly<Record<string, string>>): Record<string, strin
   return { ...env, ...extra };
 }
 
-/** `rest …args` in this process. */
+/** `rest …args` in this process; standard input is not a terminal (as runCliProcess's). */
 export async function runCli(args: readonly string[], options: RunOptions = {}): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
@@ -49,6 +50,15 @@ export async function runCli(args: readonly string[], options: RunOptions = {}):
     stdout: { write: (text) => void (stdout += text) },
     stderr: { write: (text) => void (stderr += text) },
     env: cleanEnv(options.env ?? {}),
+    terminal: {
+      input: Readable.from([]),
+      output: new Writable({
+        write(chunk: Buffer | string, _encoding, callback) {
+          stderr += chunk.toString();
+          callback();
+        },
+      }),
+    },
   });
   return { code, stdout, stderr };
 }
