@@ -1,5 +1,8 @@
 // The one error hierarchy of `rest`: a stable snake_case code, a category, one human sentence.
 // Only the HTTP error middleware and cli/main.ts translate categories (statuses, exit codes).
+// Every code is registered, with its category, in errors/error-codes.ts.
+
+import type { ErrorCode } from './error-codes.js';
 
 export type ErrorCategory =
   | 'usage'
@@ -56,12 +59,12 @@ export interface RestErrorOptions {
 }
 
 export class RestError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly category: ErrorCategory;
   readonly details: ErrorDetails | undefined;
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(category: ErrorCategory, code: string, message: string, options: RestErrorOptions = {}) {
+  constructor(category: ErrorCategory, code: ErrorCode, message: string, options: RestErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RestError';
     this.category = category;
@@ -79,7 +82,7 @@ export class RestError extends Error {
   }
 
   /** The public body of SPEC §3: never a stack, SQL text or cause. */
-  toBody(): { error: { code: string; message: string; details?: ErrorDetails } } {
+  toBody(): { error: { code: ErrorCode; message: string; details?: ErrorDetails } } {
     return {
       error: {
         code: this.code,

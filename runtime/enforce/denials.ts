@@ -3,11 +3,12 @@
 // for a logged-in one. The table handler, both enforcement paths and `policy explain` use it.
 
 import type { AuthUser } from '../../compiler/types.js';
+import type { ErrorCode } from '../../errors/error-codes.js';
 import { RestError, type ErrorDetails } from '../../errors/rest-error.js';
 
 export interface DenyReason {
   /** Default `unauthenticated` for an anonymous user, `forbidden` otherwise. */
-  readonly code?: string;
+  readonly code?: ErrorCode;
   readonly message?: string;
   readonly details?: ErrorDetails;
   readonly cause?: unknown;
