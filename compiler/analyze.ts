@@ -2,7 +2,7 @@
 // subqueries, other tables'), whether it depends on the row, its types (compiler/semantics.ts) and
 // the obvious mistakes, reported as data with positions.
 
-import { visit, type ColumnRef, type CompareNode, type Expr, type Position } from '../grammar/ast.js';
+import { visit, type ColumnRef, type CompareNode, type Expr, type Position, type SubqueryNode } from '../grammar/ast.js';
 import { RestError } from '../errors/rest-error.js';
 import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from './scope.js';
 import { staticTypeOfColumn, usableText, type ClaimTarget, type StaticType } from './semantics.js';
@@ -55,6 +55,41 @@ export function readsRow(e: Expr): boolean {
     claim: () => false,
     literal: () => false,
   });
+}
+
+/**
+ * Whether subquery `n`, written in `scope`, names a column of an enclosing row — the policy's own
+ * row or an enclosing subquery's — in its selected column, its condition or any subquery nested
+ * in it: a correlated subquery. A qualifier that names no table in scope counts as enclosing.
+ */
+export function isCorrelated(n: SubqueryNode, scope: Scope): boolean {
+  const level = scope.length;
+  const outside = (ref: ColumnRef, at: Scope): boolean => {
+    const r = resolveColumn(at, ref);
+    return r === undefined || r.level < level;
+  };
+  const body = (s: SubqueryNode, at: Scope): boolean => {
+    const inner = enterScope(at, s.from.name, {});
+    return (s.kind === 'in_select' && outside(s.column, inner)) || refers(s.where, inner);
+  };
+  const refers = (e: Expr, at: Scope): boolean =>
+    visit<boolean>(e, {
+      anyone: () => false,
+      or: (x) => x.operands.some((o) => refers(o, at)),
+      and: (x) => x.operands.some((o) => refers(o, at)),
+      not: (x) => refers(x.operand, at),
+      compare: (x) => refers(x.left, at) || refers(x.right, at),
+      is_null: (x) => refers(x.operand, at),
+      in: (x) => refers(x.operand, at),
+      column: (x) => outside(x, at),
+      qualified_column: (x) => outside(x, at),
+      exists: (x) => body(x, at),
+      in_select: (x) => refers(x.operand, at) || body(x, at),
+      auth: () => false,
+      claim: () => false,
+      literal: () => false,
+    });
+  return body(n, scope);
 }
 
 /** The tables in scope; a map of column types is the policy's own table alone. */

@@ -4,7 +4,7 @@
 // subquery sees its table: through the inlined read policy (portable) or the table's own RLS.
 
 import { ast, visit, type AuthNode, type ColumnRef, type Expr } from '../../grammar/ast.js';
-import { claimTargetFor, compareClaimTargets, typeOf, type ColumnTypes } from '../analyze.js';
+import { claimTargetFor, compareClaimTargets, isCorrelated, typeOf, type ColumnTypes } from '../analyze.js';
 import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from '../scope.js';
 import { authSettingSql, claimSettingSql } from '../rls/session-settings.js';
 import type { ClaimTarget } from '../semantics.js';
@@ -41,6 +41,13 @@ export interface CompileOptions extends RelationContext {
    * theirs in turn). Omitted on the native path, where PostgreSQL applies that table's RLS.
    */
   readonly inline?: (table: string) => Expr;
+  /**
+   * Writes an `x [not] in (select …)` that names no enclosing row as a comparison with an array
+   * of the subquery's values (the dialect's `arrayMembership`; PostgreSQL: `x = ANY (ARRAY(SELECT
+   * …))`, `x <> ALL (…)`), computed once per statement; correlated ones stay IN. The native path
+   * asks for it (compiler/rls/compile-rls.ts says why).
+   */
+  readonly arrayMembership?: boolean;
 }
 
 /**
@@ -58,6 +65,10 @@ export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptio
   const b = new SqlBuilder(dialect);
   const session = options.auth === 'session';
   const inline = options.inline;
+  const array = options.arrayMembership === true ? dialect.arrayMembership : undefined;
+  if (options.arrayMembership === true && array === undefined) {
+    throw new Error(`compileToSql: the ${dialect.name} dialect has no arrays`);
+  }
 
   const claim = (name: string, as: ClaimTarget | 'presence'): void => {
     if (session) b.append(claimSettingSql(name, as));
@@ -163,15 +174,18 @@ export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptio
           b.append(')');
         },
         in_select: (n) => {
-          const selected = typeOf(n.column, enterScope(scope, n.from.name, options));
+          const inner = enterScope(scope, n.from.name, options);
+          const selected = typeOf(n.column, inner);
           const target = claimTargetFor(selected);
           const isText = selected === 'text' || typeOf(n.operand, scope) === 'text' || (n.operand.kind === 'claim' && target === 'text');
+          const asArray = array !== undefined && !isCorrelated(n, scope);
           b.append('(');
           text(isText, () => value(n.operand, target));
-          b.append(n.negated ? ' NOT IN (SELECT ' : ' IN (SELECT ');
-          text(isText, () => compile(n.column, enterScope(scope, n.from.name, options), nesting + 1));
+          if (asArray) b.append(n.negated ? array.notIn : array.in);
+          else b.append(n.negated ? ' NOT IN (SELECT ' : ' IN (SELECT ');
+          text(isText, () => compile(n.column, inner, nesting + 1));
           fromWhere(n.from.name, n.where);
-          b.append('))');
+          b.append(asArray ? array.close : ')').append(')');
         },
         column,
         qualified_column: column,

@@ -15,6 +15,12 @@ export interface Dialect {
   readonly falseSql: string;
   /** Wraps each side of a text comparison so it compares by code point, case- and space-sensitive. */
   readonly textCompare: { readonly open: string; readonly close: string };
+  /**
+   * `x [NOT] IN (SELECT …)` as a comparison with an array of the subquery's values, for callers
+   * that ask for it (CompileOptions.arrayMembership): the text before the SELECT's column and after
+   * its WHERE. Undefined in a dialect without arrays.
+   */
+  readonly arrayMembership?: { readonly in: string; readonly notIn: string; readonly close: string };
 }
 
 const quoteWith =
@@ -33,6 +39,11 @@ export const postgresDialect: Dialect = Object.freeze({
   falseSql: 'false',
   // The database's default collation orders text by locale; "C" orders by byte (= code point in UTF-8).
   textCompare: { open: '(', close: ') COLLATE "C"' },
+  // `= ANY` / `<> ALL` over an array have IN's and NOT IN's three-valued meaning, NULLs and the
+  // empty array included; an uncorrelated ARRAY(SELECT …) is computed once per statement
+  // (https://www.postgresql.org/docs/current/functions-comparisons.html#FUNCTIONS-COMPARISONS-ANY-SOME,
+  // https://www.postgresql.org/docs/current/sql-expressions.html#SQL-SYNTAX-ARRAY-CONSTRUCTORS).
+  arrayMembership: { in: ' = ANY (ARRAY(SELECT ', notIn: ' <> ALL (ARRAY(SELECT ', close: '))' },
 });
 
 // MySQL/MariaDB: `?` placeholders, backtick identifiers (ANSI_QUOTES is not assumed).

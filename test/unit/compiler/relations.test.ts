@@ -11,7 +11,7 @@ import { sessionSettingValues } from '../../../compiler/rls/session-settings.js'
 import type { SchemaTypes } from '../../../compiler/scope.js';
 import { compileToSql } from '../../../compiler/sql/compile-predicate.js';
 import { dialects } from '../../../compiler/sql/dialect.js';
-import { renderSql } from '../../../compiler/sql/fragment.js';
+import { renderInlinePostgres, renderSql } from '../../../compiler/sql/fragment.js';
 import { ANONYMOUS, type AuthUser, type DialectName, type PolicyRow } from '../../../compiler/types.js';
 import { parsePolicy } from '../../../grammar/parse-policy.js';
 
@@ -199,11 +199,36 @@ describe('SQL of subqueries', () => {
     },
   );
 
-  it('writes the subquery as is on the native path, auth_user from the settings', () => {
+  it('writes the subquery on the native path without the inner policy, auth_user from the settings', () => {
     const p = compilePolicySet(rows, dialects.postgres).policyFor('docs', 'read', DOCS, SCHEMA);
     expect(nativePredicateSql(p, DOCS)).toBe(
-      `(("team_id" IN (SELECT "members"."team_id" FROM "members" WHERE ("members"."user_id" = (select nullif(current_setting('rest.user_id', true), '')::bigint)))) OR EXISTS (SELECT 1 FROM "shares" WHERE ("shares"."doc_id" = "docs"."id")))`,
+      `(("team_id" = ANY (ARRAY(SELECT "members"."team_id" FROM "members" WHERE ("members"."user_id" = (select nullif(current_setting('rest.user_id', true), '')::bigint))))) OR EXISTS (SELECT 1 FROM "shares" WHERE ("shares"."doc_id" = "docs"."id")))`,
     );
+  });
+
+  it('keeps IN on the portable path of every dialect, uncorrelated or not', () => {
+    const e = parsePolicy('team_id not in (select team_id from members where user_id = auth_user.id)');
+    for (const kind of ['sqlite', 'postgres', 'mysql'] as const) {
+      const sql = renderSql(
+        dialects[kind],
+        compileToSql(e, dialects[kind], { columns: DOCS, table: 'docs', schema: SCHEMA }),
+        ALICE,
+      );
+      expect(sql.text).toContain(' NOT IN (SELECT ');
+      expect(sql.text).not.toContain('ARRAY');
+    }
+  });
+
+  it('refuses the array form in a dialect without arrays', () => {
+    const e = parsePolicy('team_id in (select team_id from members)');
+    expect(() =>
+      compileToSql(e, dialects.sqlite, {
+        columns: DOCS,
+        table: 'docs',
+        schema: SCHEMA,
+        arrayMembership: true,
+      }),
+    ).toThrow('the sqlite dialect has no arrays');
   });
 
   it('compares text by code point inside subqueries and quotes every identifier', () => {
@@ -326,5 +351,63 @@ describe('native RLS of a table read by subqueries', () => {
   it('sets rest.table when given the request table', () => {
     expect(sessionSettingValues(ALICE, 'read', 'docs').at(-1)).toEqual({ name: 'rest.table', value: 'docs' });
     expect(sessionSettingValues(ALICE, 'read').map((s) => s.name)).not.toContain('rest.table');
+  });
+});
+
+describe('native IN-subqueries: an array when they name no enclosing row', () => {
+  const native = (expression: string): string =>
+    renderInlinePostgres(
+      compileToSql(parsePolicy(expression), dialects.postgres, {
+        columns: DOCS,
+        table: 'docs',
+        schema: SCHEMA,
+        auth: 'session',
+        arrayMembership: true,
+      }),
+    );
+
+  it.each([
+    [
+      'IN, uncorrelated',
+      "team_id in (select team_id from members where role = 'admin')",
+      `("team_id" = ANY (ARRAY(SELECT "members"."team_id" FROM "members" WHERE (("members"."role") COLLATE "C" = ('admin'::text) COLLATE "C"))))`,
+    ],
+    [
+      'NOT IN, uncorrelated',
+      'owner not in (select user_id from members)',
+      `("owner" <> ALL (ARRAY(SELECT "members"."user_id" FROM "members")))`,
+    ],
+    [
+      'IN, the outer row in the condition',
+      'team_id in (select team_id from members where members.user_id = docs.owner)',
+      `("team_id" IN (SELECT "members"."team_id" FROM "members" WHERE ("members"."user_id" = "docs"."owner")))`,
+    ],
+    [
+      'NOT IN, the outer row as the selected column',
+      'owner not in (select docs.team_id from members)',
+      `("owner" NOT IN (SELECT "docs"."team_id" FROM "members"))`,
+    ],
+    [
+      'IN, the outer row named from a nested subquery',
+      'team_id in (select team_id from members where exists (select from shares where shares.doc_id = docs.id))',
+      `("team_id" IN (SELECT "members"."team_id" FROM "members" WHERE EXISTS (SELECT 1 FROM "shares" WHERE ("shares"."doc_id" = "docs"."id"))))`,
+    ],
+    [
+      'a nested NOT IN naming only its own row: an array inside a correlated EXISTS',
+      'exists (select from members where members.team_id = docs.team_id and user_id not in (select user_id from shares))',
+      `EXISTS (SELECT 1 FROM "members" WHERE (("members"."team_id" = "docs"."team_id") AND ("members"."user_id" <> ALL (ARRAY(SELECT "shares"."user_id" FROM "shares")))))`,
+    ],
+    [
+      "a nested IN naming the enclosing subquery's row stays IN, the outer one is an array",
+      'team_id in (select team_id from members where user_id in (select user_id from shares where shares.doc_id = members.team_id))',
+      `("team_id" = ANY (ARRAY(SELECT "members"."team_id" FROM "members" WHERE ("members"."user_id" IN (SELECT "shares"."user_id" FROM "shares" WHERE ("shares"."doc_id" = "members"."team_id"))))))`,
+    ],
+    [
+      'text: the operand compared by code point',
+      'title in (select role from members)',
+      `(("title") COLLATE "C" = ANY (ARRAY(SELECT ("members"."role") COLLATE "C" FROM "members")))`,
+    ],
+  ])('%s', (_name, expression, sql) => {
+    expect(native(expression)).toBe(sql);
   });
 });

@@ -255,10 +255,10 @@ describe('explainPolicy: relations', () => {
     });
   });
 
-  it('native: the RLS DDL writes the subquery as is, and the settings carry rest.table', async () => {
+  it('native: the RLS DDL writes the subquery (an uncorrelated IN as = ANY), and the settings carry rest.table', async () => {
     const e = await explainPolicy(relational(native(tasks, 'read', user(2, true))));
     expect(e.rls_ddl?.find((s) => s.startsWith('CREATE POLICY "rest_tasks_select"'))).toContain(
-      '"team_id" IN (SELECT "members"."team_id" FROM "members" WHERE',
+      '"team_id" = ANY (ARRAY(SELECT "members"."team_id" FROM "members" WHERE',
     );
     expect(e.decision).toMatchObject({ kind: 'filter', enforced_by: 'rls' });
     expect(e.decision.kind === 'filter' && 'settings' in e.decision && e.decision.settings.at(-1)).toEqual({
