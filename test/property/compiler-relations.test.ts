@@ -134,17 +134,36 @@ function conditionOn(table: Table, outers: readonly Table[], depth: number): fc.
       ? []
       : READS[table].flatMap((inner) => {
           const where = conditionOn(inner, [...outers, table], depth + 1);
-          const innerInts = columnsOf(inner, 'integer');
+          const innerInts = columnsOf(inner, 'integer').map((c) => ast.column(c));
+          // The selected column may be an enclosing row's (a correlated subquery even without a
+          // where); inner columns hold NULLs, so NOT IN meets them.
+          const enclosingInts = [...outerInts, ...ints.map((c) => ast.qualifiedColumn(table, c))];
+          const innerTexts = columnsOf(inner, 'text').map((c) => ast.column(c));
+          const optionalWhere = fc.option(where, { nil: undefined, freq: 2 });
           return [
             where.map((w) => ast.exists(inner, w)),
             fc
               .tuple(
-                fc.oneof(intRef, fc.constant(ast.auth('id'))),
-                fc.constantFrom(...innerInts),
-                fc.option(where, { nil: undefined, freq: 2 }),
+                fc.oneof(intRef, fc.constant(ast.auth('id')), intLiteral),
+                fc.oneof(
+                  { weight: 4, arbitrary: fc.constantFrom(...innerInts) },
+                  { weight: 1, arbitrary: fc.constantFrom(...enclosingInts) },
+                ),
+                optionalWhere,
                 fc.boolean(),
               )
-              .map(([o, c, w, n]) => ast.inSelect(o, ast.column(c), inner, w ?? ast.anyone(), n)),
+              .map(([o, c, w, n]) => ast.inSelect(o, c, inner, w ?? ast.anyone(), n)),
+            fc
+              .tuple(
+                fc.oneof(
+                  fc.constantFrom(...texts).map((c) => ast.column(c)),
+                  fc.constantFrom('a', 'A', 'a ').map((v) => ast.string(v)),
+                ),
+                fc.constantFrom(...innerTexts),
+                optionalWhere,
+                fc.boolean(),
+              )
+              .map(([o, c, w, n]) => ast.inSelect(o, c, inner, w ?? ast.anyone(), n)),
           ];
         });
   const atom =
@@ -318,6 +337,50 @@ const PINNED: readonly { readonly name: string; readonly scenario: Scenario; rea
       membersDelete: false,
     },
     user: ANONYMOUS,
+  },
+  {
+    name: 'NULL NOT IN an empty subquery is TRUE, NULL IN one is FALSE',
+    scenario: {
+      docs: parsePolicy(
+        'null not in (select uid from members where 1 = 2) and not null in (select id from teams where 1 = 2)',
+      ),
+      members: ast.anyone(),
+      teams: ast.anyone(),
+      membersDelete: false,
+    },
+    user: ANONYMOUS,
+  },
+  {
+    name: 'NOT IN with NULLs among the inner values, the inner read policy keeping some of them',
+    scenario: {
+      docs: parsePolicy('owner not in (select team from members where uid = auth_user.id or uid is null)'),
+      members: parsePolicy('team is null or team > 2'),
+      teams: ast.anyone(),
+      membersDelete: true,
+    },
+    user: { id: 3, username: null, is_admin: false, is_authenticated: true, claims: {} },
+  },
+  {
+    name: 'text IN an uncorrelated subquery compares by code point',
+    scenario: {
+      docs: parsePolicy(
+        'title in (select role from members) or not title in (select name from teams where open)',
+      ),
+      members: ast.anyone(),
+      teams: ast.anyone(),
+      membersDelete: false,
+    },
+    user: ANONYMOUS,
+  },
+  {
+    name: 'the selected column is the outer row: correlated without a where',
+    scenario: {
+      docs: parsePolicy('owner not in (select docs.team from members where uid = auth_user.id)'),
+      members: ast.anyone(),
+      teams: ast.anyone(),
+      membersDelete: false,
+    },
+    user: { id: 2, username: null, is_admin: false, is_authenticated: true, claims: {} },
   },
   {
     name: 'the inner read policy filters the subquery (team membership)',
