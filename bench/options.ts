@@ -17,6 +17,11 @@ export interface BenchOptions {
   readonly data: DataShape;
   /** The team membership read workload (issue 15) on the PostgreSQL paths; undefined = not run. */
   readonly team: TeamShape | undefined;
+  /**
+   * The session read (issue 14): the owner read with built-in users' session tokens (`sid`),
+   * timed beside the external-token read on every rest contender; false = not run.
+   */
+  readonly sessions: boolean;
   readonly connections: number;
   readonly rounds: number;
   readonly writeRounds: number;
@@ -60,7 +65,8 @@ export function isFullProtocol(
 
 const USAGE = `usage: npm run bench -- [--smoke] [--pg-url <url>] [--rounds <n>] [--write-rounds <n>]
        [--duration <s>] [--warmup <s>] [--login-duration <s>] [--connections <n>] [--out <dir>] [--rest-cli <path>]
-       [--team on|off]   (the team membership read workload; default on, off with --smoke)`;
+       [--team on|off]   (the team membership read workload; default on, off with --smoke)
+       [--sessions on|off]   (the read with session tokens; default on, off with --smoke)`;
 
 function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -85,6 +91,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       out: { type: 'string' },
       'rest-cli': { type: 'string' },
       team: { type: 'string' },
+      sessions: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -94,11 +101,15 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const team = values.team ?? (smoke ? 'off' : 'on');
   if (team !== 'on' && team !== 'off')
     throw new Error(`--team must be on or off, got ${JSON.stringify(team)}\n${USAGE}`);
+  const sessions = values.sessions ?? (smoke ? 'off' : 'on');
+  if (sessions !== 'on' && sessions !== 'off')
+    throw new Error(`--sessions must be on or off, got ${JSON.stringify(sessions)}\n${USAGE}`);
   return {
     mode: smoke ? 'smoke' : 'full',
     pgAdminUrl: values['pg-url'] ?? env['REST_TEST_PG_URL'] ?? DEFAULT_PG_URL,
     data: smoke ? SMOKE_DATA : FULL_DATA,
     team: team === 'off' ? undefined : smoke ? SMOKE_TEAM : FULL_TEAM,
+    sessions: sessions === 'on',
     connections: Math.round(positive('connections', values.connections, 32)),
     rounds: Math.round(positive('rounds', values.rounds, smoke ? 1 : FULL_PROFILE.rounds)),
     writeRounds: Math.round(

@@ -6,6 +6,7 @@
 import type { LoadRequest } from './driver-protocol.js';
 import { PAGE_ROWS } from './generate-data.js';
 import type { Measured } from './report-model.js';
+import { jwtClaims } from './sessions.js';
 import { bearer, READ_PATH, send, TEAM_READ_PATH, type Answer, type UserToken } from './workloads.js';
 
 export type ProbeOutcome = Measured<{ readonly checks: number }>;
@@ -168,4 +169,87 @@ export function probeLogin(
     },
     expectStatus(baseUrl, 'public GET /', { method: 'GET', path: '/', headers: {} }, 200),
   ]);
+}
+
+/**
+ * The session read (SPEC §3.3): session tokens read their users' rows like external tokens do, a
+ * token naming a session that does not exist gets 401, and a real login of a bench user (password
+ * checked against the shared hash) gives a token with `sid` that reads the same rows.
+ */
+export function probeSessionReads(
+  baseUrl: string,
+  users: readonly UserToken[],
+  forgedToken: string,
+  unknownSessionToken: string,
+  login: { readonly userId: number; readonly username: string; readonly password: string },
+  firstIds: ReadonlyMap<number, readonly number[]>,
+): Promise<ProbeOutcome> {
+  return runChecks([
+    async () => {
+      const reads = await probeReads(baseUrl, users, forgedToken, firstIds);
+      return reads.ok ? undefined : `session tokens: ${reads.reason.replace(/^probe: /, '')}`;
+    },
+    expectStatus(
+      baseUrl,
+      'a session token whose sid was never stored',
+      { method: 'GET', path: READ_PATH, headers: bearer(unknownSessionToken) },
+      401,
+    ),
+    async () => {
+      const answer = await send(baseUrl, {
+        method: 'POST',
+        path: '/auth/login',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: login.username, password: login.password }),
+      });
+      const token = field(answer.body, 'token');
+      if (answer.status !== 200 || typeof token !== 'string')
+        return `login of ${login.username}: expected 200 with a token, got ${show(answer)}`;
+      const claims = jwtClaims(token);
+      if (typeof claims?.['sid'] !== 'string' || Number(claims['user_id']) !== login.userId)
+        return `login of ${login.username}: the token has no sid or another user_id (${JSON.stringify(claims)})`;
+      const reads = await probeReads(baseUrl, [{ userId: login.userId, token }], forgedToken, firstIds);
+      return reads.ok ? undefined : `the login's token: ${reads.reason.replace(/^probe: /, '')}`;
+    },
+  ]);
+}
+
+/**
+ * After a session was revoked in the database: its token gets 401 within `withinMs` (the server
+ * heard of it: NOTIFY on PostgreSQL, the poll elsewhere), while another session of the same user
+ * still reads.
+ */
+export async function probeRevoked(
+  baseUrl: string,
+  revoked: UserToken,
+  live: UserToken,
+  withinMs: number,
+): Promise<Measured<{ readonly checks: number; readonly refusedAfterMs: number }>> {
+  const started = performance.now();
+  const request = { method: 'GET', path: READ_PATH, headers: bearer(revoked.token) } as const;
+  let last: Answer | undefined;
+  try {
+    for (;;) {
+      last = await send(baseUrl, request);
+      if (last.status === 401) break;
+      if (last.status !== 200)
+        return { ok: false, reason: `probe: revoked session: expected 200 then 401, got ${show(last)}` };
+      if (performance.now() - started > withinMs)
+        return {
+          ok: false,
+          reason: `probe: a revoked session still read after ${withinMs} ms (${show(last)})`,
+        };
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const refusedAfterMs = performance.now() - started;
+    const other = await send(baseUrl, { method: 'GET', path: READ_PATH, headers: bearer(live.token) });
+    if (other.status !== 200)
+      return {
+        ok: false,
+        reason: `probe: the user's other session after the revocation: expected 200, got ${show(other)}`,
+      };
+    return { ok: true, value: { checks: 2, refusedAfterMs } };
+  } catch (e) {
+    return { ok: false, reason: `probe: request failed: ${e instanceof Error ? e.message : String(e)}` };
+  }
 }

@@ -2,8 +2,16 @@
 
 import { FULL_DATA } from './generate-data.js';
 import { FULL_PROFILE, isFullProtocol } from './options.js';
-import type { BenchReport, Measured, RoundTrips, ScenarioRow, Spread, TeamReport } from './report-model.js';
-import { LOGIN_READ_P99_LIMIT_MS, TEAM_READ_MIN_RATIO } from './targets.js';
+import type {
+  BenchReport,
+  Measured,
+  RoundTrips,
+  ScenarioRow,
+  SessionReport,
+  Spread,
+  TeamReport,
+} from './report-model.js';
+import { LOGIN_READ_P99_LIMIT_MS, SESSION_READ_MIN_RATIO, TEAM_READ_MIN_RATIO } from './targets.js';
 
 const num = (v: number, digits = 0): string =>
   Number.isFinite(v)
@@ -120,6 +128,65 @@ ${[...head, ...lines].join('\n')}
 ${roundLines.join('\n')}`;
 }
 
+/** Issue 14's read: the owner read with built-in users' session tokens beside the same read with external tokens. */
+export function sessionSection(
+  sessions: SessionReport | null,
+  rounds: number,
+  read: readonly ScenarioRow[],
+): string {
+  const title = '## Reads with session checks (issue 14)';
+  if (sessions === null)
+    return `${title}\n\nNot run (\`--sessions off\`; the smoke profile leaves it out unless \`--sessions on\` is given).`;
+  const head = [
+    "| contender | median req/s (min–max) | × external-token read req/s (same round) | p50 ms | p99 ms | × external-token read p99 | server CPU µs/req | PostgreSQL CPU µs/req | round trips/req | external-token read round trips/req | round trips on a user's first request |",
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  const lines = sessions.read.map((row) => {
+    if (!row.outcome.ok)
+      return `| ${row.label} | **failed**: ${cell(row.outcome.reason)} |  |  |  |  |  |  |  |`;
+    const s = row.outcome.value;
+    const external = read.find((r) => r.contender === row.contender)?.roundTrips ?? null;
+    const first = row.roundTrips?.ok === true ? row.roundTrips.value.firstPass : undefined;
+    return `| ${row.label} | ${num(s.rps.median)} (${num(s.rps.min)}–${num(s.rps.max)}) | ${times(row.vsOwnerRead?.rps ?? null)} | ${ms(s.p50Ms)} | ${ms(s.p99Ms)} | ${times(row.vsOwnerRead?.p99 ?? null)} | ${orDash(s.cpuUsPerRequest)} | ${orDash(s.dbCpuUsPerRequest)} | ${trips(row.roundTrips)} | ${trips(row.roundTrips === null ? null : external)} | ${first === undefined ? '–' : first.flightsPerRequest.toFixed(2)} |`;
+  });
+  const roundLines = [
+    '| round | contender | external-token read req/s | session read req/s | session ÷ external |',
+    '|---:|---|---:|---:|---:|',
+  ];
+  for (let round = 1; round <= rounds; round++) {
+    for (const row of sessions.read) {
+      const t = row.rounds.find((x) => x.round === round);
+      const o = read.find((r) => r.contender === row.contender)?.rounds.find((x) => x.round === round);
+      if (t === undefined || o === undefined) continue;
+      roundLines.push(
+        `| ${round} | ${row.label} | ${num(o.rps)} | ${num(t.rps)} | ${o.rps > 0 ? `${(t.rps / o.rps).toFixed(2)}×` : '–'} |`,
+      );
+    }
+  }
+  const probes = sessions.probes.map(
+    (p) => `- ${p.contender}: ${p.outcome.ok ? p.outcome.value : `**failed**: ${cell(p.outcome.reason)}`}`,
+  );
+  return `${title}
+
+The owner read above, \`GET /items?order=id.asc&page_size=20\`, with the access token of one of ${num(sessions.users)} built-in users:
+its claims carry \`sid\`, so the server judges it against its per-process cache of the stored user (live sessions,
+\`is_admin\`, \`username\`; loaded once per user, then no round trip). The users and their sessions are written
+into \`auth_users\` and \`auth_sessions\` after setup (one bcrypt hash shared by all; the \`user_stamp\` a login
+stores), their ids those of the owner read's users (the setup admin's id left out), and the tokens minted with the
+login's claims. Each round times a contender's external-token read and its session read back to back (swapping
+which goes first every other round); the ratio is session ÷ external of the same contender in the same round. Target
+on both PostgreSQL paths: ≥ ${SESSION_READ_MIN_RATIO}× and no extra round trip (counted after every user's first request; that first
+request loads the user, shown in the last column).
+
+Probes before timing (a session token that would be accepted without the check would fail them):
+
+${probes.join('\n')}
+
+${[...head, ...lines].join('\n')}
+
+${roundLines.join('\n')}`;
+}
+
 export function renderMarkdown(report: BenchReport, chartPath: string): string {
   const m = report.machine;
   const c = report.config;
@@ -158,7 +225,7 @@ CPU in use by other work (2 s samples while the bench ran nothing): ${pct(m.busy
 
 ![Read req/s and p99 per contender](${chartPath})
 
-## Targets (issues 7 and 15)
+## Targets (issues 7, 14 and 15)
 
 | target | measured (median, min–max over rounds) | result |
 |---|---|---|
@@ -173,6 +240,8 @@ policy \`user_id = auth_user.id\` adds the owner filter; the baseline runs
 ${scenarioTable(report.read, true, rssOf)}
 
 ${teamSection(report.team, c.rounds, report.read)}
+
+${sessionSection(report.sessions ?? null, c.rounds, report.read)}
 
 ## Writes: POST a row + PUT one of the caller's rows by key, 1:1
 
@@ -232,8 +301,9 @@ ${report.command}
 \`\`\`
 
 \`npm run bench -- --smoke\` is the few-second variant the test suite runs (\`test/e2e/bench-smoke.test.ts\`); it writes
-to a temporary directory and leaves the team membership read out. Options: \`--pg-url\`, \`--rounds\`, \`--write-rounds\`,
-\`--duration\`, \`--warmup\`, \`--connections\`, \`--login-duration\`, \`--out <dir>\`, \`--team on|off\`.
+to a temporary directory and leaves the team membership read and the session read out. Options: \`--pg-url\`, \`--rounds\`,
+\`--write-rounds\`, \`--duration\`, \`--warmup\`, \`--connections\`, \`--login-duration\`, \`--out <dir>\`, \`--team on|off\`,
+\`--sessions on|off\`.
 
 ## Policy compiler (\`npm run bench:compiler\`)
 

@@ -40,6 +40,8 @@ export interface RoundTrips {
   readonly syncsPerRequest: number;
   readonly queriesPerRequest: number;
   readonly newConnections: number;
+  /** The counted warm-up before these requests, when the workload asked for one (see round-trips.ts). */
+  readonly firstPass?: { readonly requests: number; readonly flightsPerRequest: number };
 }
 
 export type Measured<T> =
@@ -87,6 +89,19 @@ export interface TeamReport {
     readonly action: string;
     readonly expression: string;
   }[];
+  readonly read: readonly TeamRow[];
+}
+
+/**
+ * The session read (issue 14): the owner read with built-in users' session tokens, timed beside
+ * the external-token owner read of the same contender in every round; `vsOwnerRead` is session ÷
+ * external-token read.
+ */
+export interface SessionReport {
+  /** Built-in users (and sessions) the requests rotate over. */
+  readonly users: number;
+  /** What the probe showed, e.g. how soon a revoked session was refused, per contender. */
+  readonly probes: readonly { readonly contender: ContenderId; readonly outcome: Measured<string> }[];
   readonly read: readonly TeamRow[];
 }
 
@@ -145,6 +160,8 @@ export interface BenchReport {
   readonly login: LoginResult;
   /** The team membership read workload; null when it was not run (`--team off`, smoke default). */
   readonly team: TeamReport | null;
+  /** The session read; null when it was not run (`--sessions off`, smoke default). Absent in older reports. */
+  readonly sessions?: SessionReport | null;
   readonly targets: readonly TargetCheck[];
   readonly compilerBench: Measured<string>;
 }

@@ -43,6 +43,11 @@ const perRequest = (before: PgTrafficCounts, after: PgTrafficCounts, requests: n
 export interface RoundTripWorkload {
   readonly name: string;
   readonly requests: readonly LoadRequest[];
+  /**
+   * Requests sent before counting (default: a quarter of the count, at least 20). When set, that
+   * warm-up is counted too and reported as `firstPass` — e.g. one request per user, each user's first.
+   */
+  readonly warmup?: number;
 }
 
 /** One instance per contender; each workload is warmed up, then counted. */
@@ -64,10 +69,26 @@ export async function countRoundTrips(
     try {
       for (const workload of workloads) {
         try {
-          await sendAll(server.baseUrl, workload.requests, 0, Math.max(CONCURRENCY * 5, count / 4));
+          const warmup = workload.warmup ?? Math.max(CONCURRENCY * 5, count / 4);
+          const cold = proxy.counts();
+          await sendAll(server.baseUrl, workload.requests, 0, warmup);
           const before = proxy.counts();
-          await sendAll(server.baseUrl, workload.requests, count, count);
-          results.set(workload.name, { ok: true, value: perRequest(before, proxy.counts(), count) });
+          // Counted from where the warm-up stopped (a first pass ends at the list's start again).
+          await sendAll(server.baseUrl, workload.requests, workload.warmup ?? count, count);
+          const value = perRequest(before, proxy.counts(), count);
+          results.set(workload.name, {
+            ok: true,
+            value:
+              workload.warmup === undefined
+                ? value
+                : {
+                    ...value,
+                    firstPass: {
+                      requests: warmup,
+                      flightsPerRequest: (before.flights - cold.flights) / warmup,
+                    },
+                  },
+          });
         } catch (e) {
           results.set(workload.name, {
             ok: false,

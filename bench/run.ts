@@ -1,7 +1,8 @@
 // `npm run bench`: generates the data, starts every contender as a real server, probes each for
-// correctness, counts round trips, then times interleaved rounds (reads — with the team membership
-// read of the PostgreSQL paths in the same rounds —, writes, logins) with the load driver in its
-// own process, and writes BENCHMARKS.md, the chart and results.json.
+// correctness, counts round trips, then times interleaved rounds (reads — with the session read of
+// every rest contender and the team membership read of the PostgreSQL paths in the same rounds —,
+// writes, logins) with the load driver in its own process, and writes BENCHMARKS.md, the chart and
+// results.json.
 
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,7 +19,16 @@ import type { LoadRequest, LoadResult } from './driver-protocol.js';
 import { generateBenchData, seededRandom, type BenchData } from './generate-data.js';
 import { isFullProtocol, parseBenchOptions, type BenchOptions } from './options.js';
 import { backendCpuDelta, openPgBackendMeter, type PgBackendMeter } from './pg-backends.js';
-import { probeLogin, probeReads, probeTeamReads, probeWrites } from './probe.js';
+import { createPasswordHasher } from '../runtime/auth/passwords.js';
+import { roundOrder } from './lane-order.js';
+import {
+  probeLogin,
+  probeReads,
+  probeRevoked,
+  probeSessionReads,
+  probeTeamReads,
+  probeWrites,
+} from './probe.js';
 import { cpuMicros, machineBusyShare, peakRssBytes } from './proc-stats.js';
 import {
   ratiosByRound,
@@ -30,12 +40,28 @@ import {
   type RoundSample,
   type RoundTrips,
   type ScenarioRow,
+  type SessionReport,
   type TeamReport,
   type TeamRow,
 } from './report-model.js';
 import { renderMarkdown } from './report-markdown.js';
 import { countRoundTrips } from './round-trips.js';
 import { freePort, oneLine, startServer, type ServerProcess } from './server-process.js';
+import {
+  loadSessionsPostgres,
+  loadSessionsSqlite,
+  mintSessionTokens,
+  newSessionId,
+  revokeSessionPostgres,
+  revokeSessionSqlite,
+  SESSION_CONTENDERS,
+  sessionRows,
+  sessionUserIds,
+  sessionUsers,
+  takenUserIdsPostgres,
+  takenUserIdsSqlite,
+  type SessionUser,
+} from './sessions.js';
 import { evaluateTargets, TEAM_CONTENDERS } from './targets.js';
 import {
   bearer,
@@ -65,13 +91,19 @@ interface ContenderState {
   writeFailure: string | undefined;
   /** The team membership read: undefined while it may run (PostgreSQL rest contenders, --team on). */
   teamFailure: string | undefined;
+  /** The session read: undefined while it may run (rest contenders, --sessions on). */
+  sessionFailure: string | undefined;
+  /** What the session probes showed (how soon a revoked session was refused). */
+  sessionProbe: Measured<string>;
   readonly readRounds: RoundSample[];
   readonly writeRounds: RoundSample[];
   readonly teamRounds: RoundSample[];
+  readonly sessionRounds: RoundSample[];
   roundTrips: {
     read: Measured<RoundTrips> | null;
     write: Measured<RoundTrips> | null;
     team: Measured<RoundTrips> | null;
+    session: Measured<RoundTrips> | null;
   };
   peakRss: number | null;
 }
@@ -268,12 +300,14 @@ function progressLine(
 
 /** One workload of one contender inside a phase's rounds. */
 interface Lane {
-  /** Shown in the progress lines: `[read]`, `[write]`, `[team]`. */
-  readonly tag: 'read' | 'write' | 'team';
+  /** Shown in the progress lines: `[read]`, `[write]`, `[team]`, `[session]`. */
+  readonly tag: 'read' | 'write' | 'team' | 'session';
   readonly c: ContenderState;
   readonly requests: readonly LoadRequest[];
   readonly samples: RoundSample[];
-  readonly failureKey: 'readFailure' | 'writeFailure' | 'teamFailure';
+  readonly failureKey: 'readFailure' | 'writeFailure' | 'teamFailure' | 'sessionFailure';
+  /** Swaps places with the lane before it every other round (bench/lane-order.ts). */
+  readonly alternate?: boolean;
   /** The sample of this round the progress line compares with, if any. */
   readonly vs?: (thisRound: ReadonlyMap<Lane, RoundSample>) => {
     readonly sample: RoundSample | undefined;
@@ -320,7 +354,7 @@ async function runPhase(
   }
   for (let round = 1; round <= rounds; round++) {
     const thisRound = new Map<Lane, RoundSample>();
-    for (const l of active()) {
+    for (const l of roundOrder(active(), round)) {
       try {
         const t = await timed(driver, l.c, meter, l.requests, options.roundSeconds, options.connections);
         const s = sample(round, t);
@@ -438,8 +472,17 @@ function scenarioRow(
 }
 
 function teamRow(c: ContenderState): TeamRow {
-  const rounds = c.teamRounds;
-  const failure = c.failure ?? c.teamFailure;
+  return vsOwnerRow(c, c.teamRounds, c.teamFailure, c.roundTrips.team);
+}
+
+/** A workload timed beside the contender's owner read, with its per-round ratios to that read. */
+function vsOwnerRow(
+  c: ContenderState,
+  rounds: readonly RoundSample[],
+  ownFailure: string | undefined,
+  roundTrips: Measured<RoundTrips> | null,
+): TeamRow {
+  const failure = c.failure ?? ownFailure;
   const both = (reference: readonly RoundSample[]) => {
     const rps = ratiosByRound(rounds, reference, (r) => r.rps);
     const p99 = ratiosByRound(rounds, reference, (r) => r.p99Ms);
@@ -457,8 +500,137 @@ function teamRow(c: ContenderState): TeamRow {
     rounds,
     vsBaseline: null,
     vsOwnerRead: c.readRounds.length > 0 && rounds.length > 0 ? both(c.readRounds) : null,
-    roundTrips: c.roundTrips.team,
+    roundTrips,
   };
+}
+
+interface SessionData {
+  readonly users: number;
+  readonly tokens: readonly UserToken[];
+  /** Tokens the probe reads with: a few users, and the second session of the last one. */
+  readonly probeUsers: readonly UserToken[];
+  readonly unknownSessionToken: string;
+  readonly login: { readonly userId: number; readonly username: string; readonly password: string };
+  /** The second session of the last user, revoked by the probe, and that user's bench session. */
+  readonly revoked: { readonly session: SessionUser; readonly token: UserToken; readonly live: UserToken };
+}
+
+/**
+ * Writes the session users (the owner read's users minus ids already taken by setup) and one
+ * session each into the PostgreSQL and SQLite auth tables, plus a second session of the last user
+ * for the revocation probe, and mints their tokens; a contender whose database could not take
+ * them loses its session read.
+ */
+async function prepareSessions(
+  lanes: readonly ContenderState[],
+  authReady: { readonly pg: boolean; readonly sqlite: boolean },
+  data: BenchData,
+  ownerIds: readonly number[],
+  secret: string,
+  fail: (c: ContenderState, reason: string) => void,
+): Promise<SessionData | undefined> {
+  if (lanes.length === 0) return undefined;
+  const onDb = (db: 'postgres' | 'sqlite') => lanes.filter((c) => c.spec.database === db);
+  for (const [db, ready] of [
+    ['postgres', authReady.pg],
+    ['sqlite', authReady.sqlite],
+  ] as const) {
+    if (!ready) for (const c of onDb(db)) fail(c, 'session users not written: auth setup failed');
+  }
+  try {
+    const t0 = performance.now();
+    const password = `bench-${randomBytes(9).toString('base64url')}`;
+    const hash = await createPasswordHasher().hashPassword(password);
+    const taken = new Set<number>();
+    if (authReady.pg) for (const id of await takenUserIdsPostgres(data.pgUrl)) taken.add(id);
+    if (authReady.sqlite) for (const id of takenUserIdsSqlite(data.sqliteFile)) taken.add(id);
+    const users = sessionUsers(sessionUserIds(ownerIds, taken));
+    const first = users[0];
+    const last = users.at(-1);
+    if (first === undefined || last === undefined) throw new Error('no user id is free for a session user');
+    const second: SessionUser = { ...last, sid: newSessionId() };
+    const rows = sessionRows([...users, second], hash, Date.now());
+    const write = async (db: 'postgres' | 'sqlite'): Promise<void> => {
+      const ready = db === 'postgres' ? authReady.pg : authReady.sqlite;
+      if (!ready || onDb(db).length === 0) return;
+      try {
+        if (db === 'postgres') await loadSessionsPostgres(data.pgUrl, rows);
+        else loadSessionsSqlite(data.sqliteFile, rows);
+      } catch (e) {
+        for (const c of onDb(db)) fail(c, `writing the session users: ${errorText(e)}`);
+      }
+    };
+    await write('postgres');
+    await write('sqlite');
+    const tokens = await mintSessionTokens(secret, users);
+    const [secondToken] = await mintSessionTokens(secret, [second]);
+    const [unknownSessionToken] = await mintSessionTokens(secret, [{ ...first, sid: newSessionId() }]);
+    const tokenOf = (userId: number): UserToken =>
+      tokens.find((t) => t.userId === userId) ?? { userId, token: '' };
+    const middle = users[Math.floor(users.length / 2)] ?? first;
+    const loginUser = users[1] ?? first;
+    if (secondToken === undefined || unknownSessionToken === undefined) throw new Error('minting failed');
+    log(
+      `data: ${fmt(users.length)} built-in users with a session each (ids ${first.userId}–${last.userId}), ` +
+        `written after setup in ${fmt(performance.now() - t0)} ms`,
+    );
+    return {
+      users: users.length,
+      tokens,
+      probeUsers: [tokenOf(first.userId), tokenOf(middle.userId), secondToken],
+      unknownSessionToken: unknownSessionToken.token,
+      login: { userId: loginUser.userId, username: loginUser.username, password },
+      revoked: { session: second, token: secondToken, live: tokenOf(last.userId) },
+    };
+  } catch (e) {
+    for (const c of lanes) fail(c, `session users: ${errorText(e)}`);
+    return undefined;
+  }
+}
+
+/** Revokes the probe's session in each database, then every server must refuse it within 3 s. */
+async function probeRevocation(
+  states: readonly ContenderState[],
+  sessions: SessionData,
+  data: BenchData,
+  fail: (c: ContenderState, reason: string) => void,
+): Promise<void> {
+  const lanes = states.filter(
+    (c): c is ContenderState & { server: ServerProcess } => isUsable(c) && c.sessionFailure === undefined,
+  );
+  if (lanes.length === 0) return;
+  const sid = sessions.revoked.session.sid;
+  const now = Date.now();
+  for (const db of ['postgres', 'sqlite'] as const) {
+    const on = lanes.filter((c) => c.spec.database === db);
+    if (on.length === 0) continue;
+    try {
+      const revoked =
+        db === 'postgres'
+          ? await revokeSessionPostgres(data.pgUrl, sid, now)
+          : revokeSessionSqlite(data.sqliteFile, sid, now);
+      if (revoked !== 1) for (const c of on) fail(c, `revoking the probe session changed ${revoked} rows`);
+    } catch (e) {
+      for (const c of on) fail(c, `revoking the probe session: ${errorText(e)}`);
+    }
+  }
+  await Promise.all(
+    lanes.map(async (c) => {
+      if (c.sessionFailure !== undefined) return;
+      const r = await probeRevoked(c.server.baseUrl, sessions.revoked.token, sessions.revoked.live, 3000);
+      if (!r.ok) {
+        fail(c, r.reason);
+        return;
+      }
+      c.sessionProbe = {
+        ok: true,
+        value:
+          `session tokens read exactly their users' rows, a never-stored sid got 401, a login's token (with sid) read the same; ` +
+          `a session revoked in the database got 401 after ${fmt(r.value.refusedAfterMs)} ms while the user's other session still read`,
+      };
+      log(`probe ok ${c.spec.label}: a revoked session refused after ${fmt(r.value.refusedAfterMs)} ms`);
+    }),
+  );
 }
 
 function compilerBench(options: BenchOptions): Promise<Measured<string>> {
@@ -583,8 +755,15 @@ async function main(): Promise<number> {
           : 'the team workload runs on the PostgreSQL paths only',
     readRounds: [],
     writeRounds: [],
+    sessionFailure: !options.sessions
+      ? 'the session read is off (--sessions off)'
+      : SESSION_CONTENDERS.includes(spec.id)
+        ? undefined
+        : 'the session read runs on the rest contenders only',
+    sessionProbe: { ok: false, reason: 'not probed' },
     teamRounds: [],
-    roundTrips: { read: null, write: null, team: null },
+    sessionRounds: [],
+    roundTrips: { read: null, write: null, team: null, session: null },
     peakRss: null,
   }));
   const stateOf = (id: ContenderSpec['id']): ContenderState => {
@@ -673,7 +852,7 @@ async function main(): Promise<number> {
         ? startContender(sqlite, generated.sqliteUrl, options, cleanup)
         : undefined,
     ]);
-    const [pgSetupDone] = await Promise.all([setupAuth(portable), setupAuth(sqlite)]);
+    const [pgSetupDone, sqliteSetupDone] = await Promise.all([setupAuth(portable), setupAuth(sqlite)]);
     // The team policies too, before the native server starts and reads them.
     let teamPoliciesAdded = false;
     if (pgSetupDone && teamLanes.length > 0) {
@@ -682,12 +861,30 @@ async function main(): Promise<number> {
       else failTeam(failed);
     }
     if (native.failure === undefined) await startContender(native, generated.pgUrl, options, cleanup);
-    if (!pgSetupDone && (await setupAuth(native)) && teamLanes.length > 0) {
+    const nativeSetupDone = !pgSetupDone && (await setupAuth(native));
+    if (nativeSetupDone && teamLanes.length > 0) {
       const failed = await addTeamPolicies(native, adminToken);
       if (failed === undefined) teamPoliciesAdded = true;
       else failTeam(failed);
     }
     if (!teamPoliciesAdded) failTeam('the team policies were not written: auth setup failed');
+
+    // The session read's built-in users, written after setup and before a registration takes their ids.
+    const failSession = (c: ContenderState, reason: string): void => {
+      c.sessionProbe = { ok: false, reason };
+      if (c.sessionFailure !== undefined) return;
+      c.sessionFailure = reason;
+      log(`FAILED   [session] ${c.spec.label}: ${reason}`);
+    };
+    const sessionData = await prepareSessions(
+      states.filter((c) => c.sessionFailure === undefined),
+      { pg: pgSetupDone || nativeSetupDone, sqlite: sqliteSetupDone },
+      generated,
+      userIds,
+      secret,
+      failSession,
+    );
+    const sessionReads = readRequests(sessionData?.tokens ?? [], seededRandom(23));
     const registerFailure = isUsable(portable)
       ? await registerUsers(portable.server.baseUrl, loginUsers)
       : undefined;
@@ -709,6 +906,18 @@ async function main(): Promise<number> {
           log(`FAILED   [write] ${c.spec.label}: ${w.reason}`);
         }
       }
+      if (c.sessionFailure === undefined && sessionData !== undefined) {
+        const s = await probeSessionReads(
+          c.server.baseUrl,
+          sessionData.probeUsers,
+          forged,
+          sessionData.unknownSessionToken,
+          sessionData.login,
+          generated.firstIds,
+        );
+        if (s.ok) log(`probe ok ${c.spec.label}: ${s.value.checks} session read checks`);
+        else failSession(c, s.reason);
+      }
       if (c.teamFailure === undefined && teamData !== undefined) {
         const teamProbeUsers = [1, Math.ceil(teamData.shape.users / 2), teamData.shape.users].map(
           (userId) => teamTokens[userId - 1] ?? { userId, token: '' },
@@ -722,6 +931,9 @@ async function main(): Promise<number> {
       }
     }
 
+    // A session revoked in the database (as logout does) is refused by every server process.
+    if (sessionData !== undefined) await probeRevocation(states, sessionData, generated, failSession);
+
     // Each counting instance has its own proxy, so they can run side by side (counts, not timings).
     const counted = states.filter((c) => isUsable(c) && c.spec.database === 'postgres');
     await Promise.all(
@@ -730,6 +942,10 @@ async function main(): Promise<number> {
           { name: 'read', requests: reads },
           ...(c.spec.writes && c.writeFailure === undefined ? [{ name: 'write', requests: writes }] : []),
           ...(c.teamFailure === undefined ? [{ name: 'team', requests: teamReads }] : []),
+          // One request per user first (each loads its user once), then counted: every user cached.
+          ...(c.sessionFailure === undefined
+            ? [{ name: 'session', requests: sessionReads, warmup: sessionReads.length }]
+            : []),
         ];
         const trips = await countRoundTrips(
           c.spec.command,
@@ -742,6 +958,7 @@ async function main(): Promise<number> {
           read: trips.get('read') ?? null,
           write: trips.get('write') ?? null,
           team: trips.get('team') ?? null,
+          session: trips.get('session') ?? null,
         };
         const show = (m: Measured<RoundTrips> | null): string =>
           m === null
@@ -751,7 +968,13 @@ async function main(): Promise<number> {
               : `not measured (${m.reason})`;
         log(
           `trips    ${c.spec.label}: read ${show(c.roundTrips.read)}; write ${show(c.roundTrips.write)}` +
-            (c.roundTrips.team === null ? '' : `; team read ${show(c.roundTrips.team)}`),
+            (c.roundTrips.team === null ? '' : `; team read ${show(c.roundTrips.team)}`) +
+            (c.roundTrips.session === null
+              ? ''
+              : `; session read ${show(c.roundTrips.session)}` +
+                (c.roundTrips.session.ok && c.roundTrips.session.value.firstPass !== undefined
+                  ? ` (${c.roundTrips.session.value.firstPass.flightsPerRequest.toFixed(2)} on each user's first request)`
+                  : '')),
         );
       }),
     );
@@ -774,7 +997,28 @@ async function main(): Promise<number> {
       failureKey: 'teamFailure',
       vs: (thisRound) => ({ sample: sampleOf(thisRound, c, 'read'), name: 'owner read' }),
     }));
-    await runPhase([...readLanes, ...teamReadLanes], options.rounds, options, driver, meter);
+    // The session read of a contender right after its external-token read (swapped every other round).
+    const sessionLaneOf = (c: ContenderState): Lane[] =>
+      c.sessionFailure !== undefined
+        ? []
+        : [
+            {
+              tag: 'session',
+              c,
+              requests: sessionReads,
+              samples: c.sessionRounds,
+              failureKey: 'sessionFailure',
+              alternate: true,
+              vs: (thisRound) => ({ sample: sampleOf(thisRound, c, 'read'), name: 'external-token read' }),
+            },
+          ];
+    await runPhase(
+      [...readLanes.flatMap((l) => [l, ...sessionLaneOf(l.c)]), ...teamReadLanes],
+      options.rounds,
+      options,
+      driver,
+      meter,
+    );
     await runPhase(
       states
         .filter((c) => c.spec.writes && c.readFailure === undefined)
@@ -817,6 +1061,16 @@ async function main(): Promise<number> {
             })),
             read: TEAM_CONTENDERS.map((id) => teamRow(stateOf(id))),
           };
+    const sessions: SessionReport | null = !options.sessions
+      ? null
+      : {
+          users: sessionData?.users ?? 0,
+          probes: SESSION_CONTENDERS.map((id) => ({ contender: id, outcome: stateOf(id).sessionProbe })),
+          read: SESSION_CONTENDERS.map((id) => {
+            const c = stateOf(id);
+            return vsOwnerRow(c, c.sessionRounds, c.sessionFailure, c.roundTrips.session);
+          }),
+        };
     const contenders: ContenderReport[] = states.map((c) => ({
       id: c.spec.id,
       label: c.spec.label,
@@ -849,7 +1103,8 @@ async function main(): Promise<number> {
       write,
       login,
       team,
-      targets: evaluateTargets(read, contenders, login, team),
+      sessions,
+      targets: evaluateTargets(read, contenders, login, team, undefined, sessions),
       compilerBench: compiler,
     };
     writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);

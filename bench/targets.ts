@@ -1,4 +1,4 @@
-// The targets of issue 7 (and issue 15's team membership read), each checked against a run's
+// The targets of issue 7 (and issue 15's team membership read, issue 14's session read), each checked against a run's
 // results: met or missed, never hidden. A contender that failed misses every target that names it.
 
 import type {
@@ -8,6 +8,7 @@ import type {
   ScenarioRow,
   Spread,
   TargetCheck,
+  SessionReport,
   TeamReport,
 } from './report-model.js';
 import { ratiosByRound } from './report-model.js';
@@ -20,6 +21,11 @@ const ONE_ROUND_TRIP = 1.05;
 export const TEAM_READ_MIN_RATIO = 0.7;
 /** The paths the team target names: both PostgreSQL ones. */
 export const TEAM_CONTENDERS: readonly ContenderId[] = ['rest-pg-portable', 'rest-pg-rls'];
+
+/** Issue 14: a read with session checks keeps this share of the same read with an external token. */
+export const SESSION_READ_MIN_RATIO = 0.95;
+/** "No extra round trip": the session read's round trips per request may exceed the external read's by this much. */
+export const SESSION_EXTRA_TRIPS_LIMIT = 0.05;
 
 const times = (s: Spread): string => `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
 
@@ -74,12 +80,69 @@ export function teamReadTargets(
   });
 }
 
+/**
+ * Session read ÷ external-token read of the same PostgreSQL path, round by round, and its round
+ * trips per request (steady state, every user cached) against the external-token read's.
+ */
+export function sessionReadTargets(
+  read: readonly ScenarioRow[],
+  sessions: SessionReport | null,
+  notRun: string,
+): readonly TargetCheck[] {
+  return TEAM_CONTENDERS.flatMap((id): TargetCheck[] => {
+    const owner = rowOf(read, id);
+    const label = owner?.label ?? id;
+    const rpsTarget = `${label}: session read ≥ ${SESSION_READ_MIN_RATIO}× the external-token read's req/s`;
+    const tripsTarget = `${label}: session read adds no round trip to the external-token read`;
+    const row = sessions === null ? undefined : rowOf(sessions.read, id);
+    const failed =
+      (sessions === null ? `not run: ${notRun}` : undefined) ??
+      (row === undefined ? `the session read of ${id} did not run` : undefined) ??
+      (row?.outcome.ok === false ? `session read failed: ${row.outcome.reason}` : undefined) ??
+      failureOf(owner, id);
+    if (failed !== undefined || row === undefined || owner === undefined) {
+      const measured = failed ?? 'not run';
+      return [
+        { target: rpsTarget, measured, met: false },
+        { target: tripsTarget, measured, met: false },
+      ];
+    }
+    const ratio = ratiosByRound(row.rounds, owner.rounds, (r) => r.rps);
+    const a = row.roundTrips;
+    const b = owner.roundTrips;
+    const trips: TargetCheck =
+      a === null || b === null || !a.ok || !b.ok
+        ? {
+            target: tripsTarget,
+            measured: `not measured${a !== null && !a.ok ? `: ${a.reason}` : b !== null && !b.ok ? `: ${b.reason}` : ''}`,
+            met: false,
+          }
+        : {
+            target: tripsTarget,
+            measured:
+              `${a.value.flightsPerRequest.toFixed(2)} vs ${b.value.flightsPerRequest.toFixed(2)} round trips/request` +
+              (a.value.firstPass === undefined
+                ? ''
+                : ` (each user's first request: ${a.value.firstPass.flightsPerRequest.toFixed(2)})`),
+            met: a.value.flightsPerRequest <= b.value.flightsPerRequest + SESSION_EXTRA_TRIPS_LIMIT,
+          };
+    return [
+      ratio === null
+        ? { target: rpsTarget, measured: 'no common rounds', met: false }
+        : { target: rpsTarget, measured: times(ratio), met: ratio.median >= SESSION_READ_MIN_RATIO },
+      trips,
+    ];
+  });
+}
+
 export function evaluateTargets(
   read: readonly ScenarioRow[],
   contenders: readonly ContenderReport[],
   login: LoginResult,
   team: TeamReport | null = null,
   teamNotRun = 'the team workload is off (--team off)',
+  sessions: SessionReport | null = null,
+  sessionsNotRun = 'the session read is off (--sessions off)',
 ): readonly TargetCheck[] {
   const checks: TargetCheck[] = [
     ratioTarget(
@@ -145,6 +208,7 @@ export function evaluateTargets(
   }
 
   checks.push(...teamReadTargets(read, team, teamNotRun));
+  checks.push(...sessionReadTargets(read, sessions, sessionsNotRun));
 
   const outcome = login.outcome;
   checks.push({
