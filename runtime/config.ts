@@ -27,6 +27,8 @@ export interface Config {
      */
     readonly statementTimeoutMs?: number;
   };
+  /** `-workers`: server processes sharing the listen address (node:cluster); absent: 1. */
+  readonly workers?: number;
   readonly auth: {
     /** Exactly when a secret is configured. */
     readonly enabled: boolean;

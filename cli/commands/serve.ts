@@ -8,6 +8,7 @@ import { RestError } from '../../errors/rest-error.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../../runtime/logger.js';
 import type { GlobalArgs } from '../config/global-options.js';
 import type { Env } from '../config/load-config.js';
+import { isPrimaryOf, nextStop, runPrimary } from '../../runtime/cluster.js';
 import { processIo, type CommandContext } from './command-context.js';
 
 const isLogLevel = (s: string): s is LogLevel => (LOG_LEVELS as readonly string[]).includes(s);
@@ -38,17 +39,13 @@ function shutdownGraceFromEnv(env: Env): { shutdownGraceMs?: number } {
   return { shutdownGraceMs: ms };
 }
 
-function nextStopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      resolve(signal);
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
-}
+/** A worker could not start: it printed why; the primary exits with the same code. */
+const workerFailed = (code: number): RestError =>
+  new RestError(
+    code === 1 ? 'usage' : code === 2 ? 'invalid_input' : 'unavailable',
+    'worker_failed',
+    `a worker process could not start (exit code ${code}); its error is above`,
+  );
 
 const HEAP_GROWING = '--heap-growing-percent';
 
@@ -71,7 +68,13 @@ export async function serve(ctx: CommandContext, args: GlobalArgs): Promise<void
   const destination = ctx.io === processIo ? {} : { destination: { write: ctx.io.stdout } };
   const logger = createLogger({ level: logLevelFromEnv(ctx.env), ...destination });
   const grace = shutdownGraceFromEnv(ctx.env);
-  const stopped = nextStopSignal();
+  const stopped = nextStop();
+  if (isPrimaryOf(config.workers)) {
+    const code = await runPrimary({ workers: config.workers ?? 1, logger, stopped });
+    if (code !== 0) throw workerFailed(code);
+    logger.info('stopped');
+    return;
+  }
   // Loaded here so that the other commands and --help never load express and the request path.
   const { startServer } = await import('../../runtime/server.js');
   const server = await startServer(config, { logger, ...grace });

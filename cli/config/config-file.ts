@@ -7,6 +7,7 @@ import { configError } from './parse-values.js';
 
 export interface FileConfig {
   readonly addr?: string;
+  readonly workers?: string | number;
   readonly db?: {
     readonly url?: string;
     readonly rls?: string | boolean;
@@ -29,6 +30,7 @@ interface Shape {
 
 const SHAPE: Shape = {
   addr: 'string',
+  workers: 'string|number',
   db: { url: 'string', rls: 'string|boolean', statement_timeout: 'string|number' },
   auth: { enabled: 'string|boolean', secret: 'string', token_ttl: 'string|number', refresh_ttl: 'string|number' },
   http: { max_rows: 'string|number', trust_proxy: 'string|boolean' },

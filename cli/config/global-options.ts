@@ -49,10 +49,15 @@ export const GLOBAL_OPTIONS = {
     describe:
       'on: rest runs behind one proxy; count a client by the last X-Forwarded-For address, not the connection [env REST_HTTP_TRUST_PROXY] (default off)',
   },
+  workers: {
+    type: 'string',
+    describe:
+      'server processes sharing the listen address (node:cluster); each has its own database pool [env REST_WORKERS] (default 1)',
+  },
   config: {
     type: 'string',
     describe:
-      'YAML config file with addr, db: {url, rls, statement_timeout}, auth: {enabled, secret, token_ttl, refresh_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
+      'YAML config file with addr, workers, db: {url, rls, statement_timeout}, auth: {enabled, secret, token_ttl, refresh_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
   },
 } as const satisfies Readonly<Record<string, Options>>;
 
@@ -68,5 +73,6 @@ export interface GlobalArgs {
   readonly 'db.statement_timeout'?: string | undefined;
   readonly 'http.max_rows'?: string | undefined;
   readonly 'http.trust_proxy'?: string | undefined;
+  readonly workers?: string | undefined;
   readonly config?: string | undefined;
 }

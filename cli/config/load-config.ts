@@ -43,6 +43,7 @@ export const ENV = {
   statementTimeout: 'REST_DB_STATEMENT_TIMEOUT',
   maxRows: 'REST_HTTP_MAX_ROWS',
   trustProxy: 'REST_HTTP_TRUST_PROXY',
+  workers: 'REST_WORKERS',
   config: 'REST_CONFIG',
 } as const;
 
@@ -120,6 +121,15 @@ function authSettings(flags: GlobalArgs, env: Env, file: FileConfig, configPath:
   };
 }
 
+/** Most `-workers`: far more processes than cores only multiply database connections. */
+export const MAX_WORKERS = 64;
+
+function parseWorkers(value: string | number): number {
+  const n = parsePositiveInteger(value, 'workers', 'processes');
+  if (n > MAX_WORKERS) throw configError(`workers '${n}' is more than ${MAX_WORKERS}`);
+  return n;
+}
+
 export function loadConfig(sources: ConfigSources): Config {
   const { flags, env } = sources;
   const configPath = pick(flags.config, env[ENV.config]);
@@ -145,8 +155,10 @@ export function loadConfig(sources: ConfigSources): Config {
     file.db?.statement_timeout,
   );
   const maxRows = pick<string | number>(flags['http.max_rows'], env[ENV.maxRows], file.http?.max_rows);
+  const workers = pick<string | number>(flags.workers, env[ENV.workers], file.workers);
   return {
     addr: parseListenAddress(pick(flags.addr, env[ENV.addr], file.addr) ?? DEFAULT_ADDR),
+    workers: workers === undefined ? 1 : parseWorkers(workers),
     db: {
       url: kind === 'postgres' ? pgDriverUrl(url) : url,
       rls,

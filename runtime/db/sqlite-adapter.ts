@@ -173,14 +173,10 @@ class SqliteAdapter implements DbAdapter {
    * freeze the event loop (and every other request of this process) while it waits.
    */
   async #retryBusy<T>(fn: () => T): Promise<T> {
-    const deadline = Date.now() + BUSY_TIMEOUT_MS;
-    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
-      try {
-        return fn();
-      } catch (e) {
-        if (!isBusy(e) || Date.now() + delay > deadline) throw mapDbError(e);
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
+    try {
+      return await retryWhileBusy(fn);
+    } catch (e) {
+      throw mapDbError(e);
     }
   }
 
@@ -315,11 +311,24 @@ class SqliteAdapter implements DbAdapter {
   }
 }
 
+/** Runs `fn` until it does not fail with SQLITE_BUSY, for at most BUSY_TIMEOUT_MS. */
+async function retryWhileBusy<T>(fn: () => T): Promise<T> {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      return fn();
+    } catch (e) {
+      if (!isBusy(e) || Date.now() + delay > deadline) throw e;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
 /**
  * Opens the database file, or creates it (logged once) when its directory exists; throws the
  * driver's error when that fails.
  */
-export function createSqliteAdapter(path: string, options: AdapterOptions = {}): DbAdapter {
+export async function createSqliteAdapter(path: string, options: AdapterOptions = {}): Promise<DbAdapter> {
   const file = path !== ':memory:';
   // better-sqlite3 checks the directory itself and throws a TypeError without a code.
   if (file && !existsSync(dirname(path))) {
@@ -333,7 +342,9 @@ export function createSqliteAdapter(path: string, options: AdapterOptions = {}):
   try {
     db.defaultSafeIntegers(true);
     // WAL lets readers of other processes run while one writes (https://www.sqlite.org/wal.html).
-    if (file) db.pragma('journal_mode = WAL');
+    // Switching to it takes a lock for a moment: processes opening one file at once (several
+    // servers, `-workers`) wait for each other like any busy statement.
+    if (file) await retryWhileBusy(() => db.pragma('journal_mode = WAL'));
     db.pragma('foreign_keys = ON');
   } catch (e) {
     db.close();

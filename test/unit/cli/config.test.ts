@@ -103,6 +103,7 @@ describe('loadConfig', () => {
   it('has the defaults of SPEC §1', () => {
     expect(load({})).toEqual({
       addr: { host: undefined, port: 3000 },
+      workers: 1,
       db: { url: 'sqlite://./rest.db', rls: false, statementTimeoutMs: 10_000 },
       auth: { enabled: false, disabledExplicitly: false, secret: null, tokenTtlSeconds: 86400, refreshTtlSeconds: 2_592_000 },
       cors: { enabled: false, origins: [] },
@@ -137,6 +138,7 @@ describe('loadConfig', () => {
   it('takes flag > env > file > default for every setting', () => {
     const yml = [
       'addr: "127.0.0.1:1111"',
+      'workers: 2',
       'db: {url: "sqlite://file.db", rls: off}',
       `auth: {secret: "${'f'.repeat(40)}", token_ttl: 60, refresh_ttl: 7d}`,
       'cors: {enabled: true, origins: ["https://a.example"]}',
@@ -145,6 +147,7 @@ describe('loadConfig', () => {
     const fileOnly = load({ flags: { config: 'rest.yml' }, readFile });
     expect(fileOnly).toEqual({
       addr: { host: '127.0.0.1', port: 1111 },
+      workers: 2,
       db: { url: 'sqlite://file.db', rls: false, statementTimeoutMs: 10_000 },
       auth: {
         enabled: true,
@@ -187,6 +190,10 @@ describe('loadConfig', () => {
       flagWins.auth.tokenTtlSeconds,
     ]).toEqual([3333, 'sqlite://flag.db', SECRET, 3]);
     expect(flagWins.auth.refreshTtlSeconds).toBe(3600);
+    expect(load({ env: { REST_WORKERS: '3' }, readFile }).workers).toBe(3);
+    expect(load({ flags: { workers: '4' }, env: { REST_WORKERS: '3' } }).workers).toBe(4);
+    expect(() => load({ flags: { workers: '0' } })).toThrow(/workers '0'/);
+    expect(() => load({ flags: { workers: '65' } })).toThrow(/workers '65' is more than 64/);
     expect(() => load({ flags: { 'auth.refresh_ttl': 'soon' } })).toThrow(/auth\.refresh_ttl 'soon'/);
   });
 
