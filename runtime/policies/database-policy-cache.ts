@@ -31,7 +31,11 @@ export interface DatabasePolicyCacheDeps {
   readonly adapter: DbAdapter;
   /** The adapter's URL: PostgreSQL gets a dedicated LISTEN connection. */
   readonly url: string;
-  readonly schema: { refresh(): Promise<SchemaSnapshot> };
+  readonly schema: {
+    refresh(): Promise<SchemaSnapshot>;
+    /** The cached snapshot (version-checked); the health report reads it when given. */
+    get?(): Promise<SchemaSnapshot>;
+  };
   readonly logger?: PolicyHealthLogger;
   /** Poll interval on MySQL/MariaDB and SQLite (default 1 s). */
   readonly pollIntervalMs?: number;
@@ -96,7 +100,9 @@ function reportPolicyHealth(
   };
   const check = async ({ rows, compiled }: PolicySnapshot<PolicySet>): Promise<void> => {
     if (rows.length === 0) return;
-    const schema = await deps.schema.refresh();
+    // The cached snapshot, not a fresh introspection on every policy change: a report in the
+    // background must not add catalog reads beside every policy write.
+    const schema = await (deps.schema.get === undefined ? deps.schema.refresh() : deps.schema.get());
     const broken = brokenPolicies(rows, schema);
     for (const row of rows) {
       const problem = broken.get(row.id);
