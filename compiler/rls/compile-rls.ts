@@ -64,9 +64,10 @@ export const rlsPolicyNames = (table: string): readonly string[] =>
 // PostgreSQL does not pull a sublink in a row-level security qual up into a join: `team_id IN
 // (SELECT …)` stays a hashed SubPlan tested on every row the scan walks (under ORDER BY id LIMIT,
 // the whole primary key). An uncorrelated ARRAY(SELECT …) is an InitPlan computed once per
-// statement, still under the inner table's own RLS, and `team_id = ANY ($n)` is an index condition
-// (BENCHMARKS.md, team membership). The portable path keeps IN: there the planner turns it into a
-// semi-join, and the array form, whose length it cannot estimate, measured 2.5× slower.
+// statement, still under the inner table's own RLS, and `team_id = ANY ($n)` can be an index
+// condition (BENCHMARKS.md, team membership, says when the planner takes it). The portable path
+// keeps IN: there the planner turns it into a semi-join, and the array form, whose length it cannot
+// estimate, measured 2.5× slower.
 /**
  * The native predicate of a compiled policy: auth_user read from the rest.* settings; subqueries
  * written as they are, PostgreSQL applying the inner tables' own RLS — an uncorrelated
