@@ -3,6 +3,7 @@
 
 import type { Dialect } from '../../compiler/sql/dialect.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
+import type { ValueKind } from './value-kind.js';
 import type { ColumnType, DialectName } from '../../compiler/types.js';
 
 export type Row = Readonly<Record<string, unknown>>;
@@ -29,6 +30,8 @@ export interface ColumnInfo {
   readonly hasDefault: boolean;
   /** Filled by the database (serial/identity/auto_increment/rowid alias). */
   readonly autoIncrement: boolean;
+  /** What its values are validated and bound as (value-kind.ts), derived once with the snapshot. */
+  readonly valueKind: ValueKind;
 }
 
 export interface TableInfo {

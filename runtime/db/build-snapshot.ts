@@ -1,8 +1,9 @@
 // Assembles a frozen SchemaSnapshot from introspected columns and primary keys (any database).
 
 import type { ColumnInfo, SchemaSnapshot, TableInfo } from './adapter.js';
+import { valueKindOf } from './value-kind.js';
 
-export interface IntrospectedColumn extends ColumnInfo {
+export interface IntrospectedColumn extends Omit<ColumnInfo, 'valueKind'> {
   readonly table: string;
 }
 
@@ -19,7 +20,7 @@ export function buildSnapshot(
   const columnsOf = new Map<string, ColumnInfo[]>();
   for (const { table, ...column } of columns) {
     const list = columnsOf.get(table) ?? [];
-    list.push(Object.freeze(column));
+    list.push(Object.freeze({ ...column, valueKind: valueKindOf(column) }));
     columnsOf.set(table, list);
   }
   const keyOf = new Map<string, string[]>();

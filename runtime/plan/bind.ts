@@ -2,11 +2,10 @@
 
 import type { ColumnInfo } from '../db/adapter.js';
 import type { QueryDialect } from './query-dialect.js';
-import { valueKindOf } from './value-kind.js';
 
 export function driverValue(column: ColumnInfo, value: unknown, qd: QueryDialect): unknown {
   if (value === null) return null;
-  switch (valueKindOf(column)) {
+  switch (column.valueKind) {
     case 'json':
       return JSON.stringify(value);
     case 'timestamp':

@@ -4,8 +4,7 @@
 import { RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo } from '../db/adapter.js';
 import type { JsonValue } from '../request/types.js';
-import type { ValueKind } from './value-kind.js';
-import { valueKindOf } from './value-kind.js';
+import type { ValueKind } from '../db/value-kind.js';
 
 const INTEGER = /^[+-]?[0-9]+$/;
 const DECIMAL = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$/;
@@ -26,7 +25,7 @@ const expected: Readonly<Record<ValueKind, string>> = {
   other: 'a string',
 };
 
-export function invalidValue(column: ColumnInfo, kind: ValueKind = valueKindOf(column)): RestError {
+export function invalidValue(column: ColumnInfo, kind: ValueKind = column.valueKind): RestError {
   return new RestError('invalid_input', 'invalid_value', `${column.name} must be ${expected[kind]}`, {
     details: { column: column.name },
   });
@@ -148,7 +147,7 @@ function fromText(kind: ValueKind, text: string): unknown {
 
 export function coerceQueryValue(column: ColumnInfo, text: string): unknown {
   if (isBadText(text)) throw badText(column);
-  const kind = valueKindOf(column);
+  const kind = column.valueKind;
   const value = fromText(kind, text);
   if (value === undefined) throw invalidValue(column, kind);
   if (!inRange(column, kind, value)) throw outOfRange(column);
@@ -159,7 +158,7 @@ export function coerceQueryValue(column: ColumnInfo, text: string): unknown {
 export function coerceBodyValue(column: ColumnInfo, value: JsonValue): unknown {
   if (value === null) return null;
   if (hasBadText(value)) throw badText(column);
-  const kind = valueKindOf(column);
+  const kind = column.valueKind;
   let result: unknown;
   switch (kind) {
     case 'json':

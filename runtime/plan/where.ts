@@ -9,7 +9,6 @@ import { driverValue } from './bind.js';
 import { coerceQueryValue } from './coerce-value.js';
 import { columnOf, keyColumn } from './columns.js';
 import type { QueryDialect } from './query-dialect.js';
-import { valueKindOf } from './value-kind.js';
 
 const SQL_COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
@@ -23,7 +22,7 @@ function value(column: ColumnInfo, text: string, qd: QueryDialect): unknown {
 
 function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter, qd: QueryDialect): void {
   const column = columnOf(table, filter.column, 'filter');
-  const kind = valueKindOf(column);
+  const kind = column.valueKind;
   const name = column.name;
   if (kind === 'json' && !(filter.kind === 'is' && filter.value === 'null')) {
     throw unsupported(column, `the JSON column ${name} can only be filtered with is.null`);
@@ -84,7 +83,7 @@ export function whereClause(input: WhereInput, dialect: Dialect, qd: QueryDialec
     const b = new SqlBuilder(dialect);
     const column = keyColumn(input.table);
     const v = value(column, input.key, qd);
-    if (valueKindOf(column) === 'text') qd.textCompare(b, column.name, '=', v);
+    if (column.valueKind === 'text') qd.textCompare(b, column.name, '=', v);
     else b.appendIdent(column.name).append(' = ').appendValue(v);
     conditions.push(b.build());
   }

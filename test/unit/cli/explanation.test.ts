@@ -7,15 +7,11 @@ import { postgresDialect, sqliteDialect } from '../../../compiler/sql/dialect.js
 import type { AuthUser, PolicyRow } from '../../../compiler/types.js';
 import type { ColumnInfo, TableInfo } from '../../../runtime/db/adapter.js';
 import { explainPolicy, type ExplainInput } from '../../../runtime/explain-policy.js';
+import { fakeColumn } from '../../support/fake-schema.js';
 
-const columns: ColumnInfo[] = ['id', 'user_id'].map((name) => ({
-  name,
-  type: 'integer',
-  dbType: 'integer',
-  nullable: true,
-  hasDefault: false,
-  autoIncrement: name === 'id',
-}));
+const columns: ColumnInfo[] = ['id', 'user_id'].map((name) =>
+  fakeColumn(name, 'integer', 'integer', { autoIncrement: name === 'id' }),
+);
 const todos: TableInfo = {
   name: 'todos',
   columns,

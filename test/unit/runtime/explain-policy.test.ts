@@ -11,21 +11,13 @@ import {
   type ColumnType,
   type PolicyRow,
 } from '../../../compiler/types.js';
-import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../../../runtime/db/adapter.js';
+import type { SchemaSnapshot, TableInfo } from '../../../runtime/db/adapter.js';
 import { explainPolicy, type ExplainInput } from '../../../runtime/explain-policy.js';
 import { compileTablesDdl } from '../../../runtime/rls/rls-ddl.js';
+import { fakeTable } from '../../support/fake-schema.js';
 
-function table(name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo {
-  const infos: ColumnInfo[] = Object.entries(columns).map(([column, type]) => ({
-    name: column,
-    type,
-    dbType: type,
-    nullable: true,
-    hasDefault: false,
-    autoIncrement: column === 'id',
-  }));
-  return { name, columns: infos, columnsByName: new Map(infos.map((c) => [c.name, c])), primaryKey: ['id'] };
-}
+const table = (name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo =>
+  fakeTable(name, columns);
 
 const user = (id: number, is_admin = false): AuthUser => ({
   id,

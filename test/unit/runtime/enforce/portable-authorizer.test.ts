@@ -8,26 +8,17 @@ import {
   type ColumnType,
   type PolicyRow,
 } from '../../../../compiler/types.js';
-import type { ColumnInfo, DbSession, SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
+import type { DbSession, SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
 import type { Authorization } from '../../../../runtime/enforce/authorizer.js';
 import { createPortableAuthorizer } from '../../../../runtime/enforce/portable-authorizer.js';
 import { RestError } from '../../../../errors/rest-error.js';
+import { fakeTable } from '../../../support/fake-schema.js';
 
-function table(
+const table = (
   name: string,
   columns: Readonly<Record<string, ColumnType>>,
   defaults: readonly string[] = [],
-): TableInfo {
-  const infos: ColumnInfo[] = Object.entries(columns).map(([column, type]) => ({
-    name: column,
-    type,
-    dbType: type,
-    nullable: true,
-    hasDefault: defaults.includes(column),
-    autoIncrement: column === 'id',
-  }));
-  return { name, columns: infos, columnsByName: new Map(infos.map((c) => [c.name, c])), primaryKey: ['id'] };
-}
+): TableInfo => fakeTable(name, columns, { defaults });
 
 const user = (id: number, is_admin = false): AuthUser => ({
   id,

@@ -18,21 +18,14 @@ import { globPattern, likePattern, queryDialects } from '../../../../runtime/pla
 import { whereClause } from '../../../../runtime/plan/where.js';
 import { parseTableRequest } from '../../../../runtime/request/parse-request.js';
 import type { JsonValue } from '../../../../runtime/request/types.js';
+import { fakeColumn } from '../../../support/fake-schema.js';
 
 const column = (
   name: string,
   type: ColumnType,
   dbType: string,
-  extra: Partial<ColumnInfo> = {},
-): ColumnInfo => ({
-  name,
-  type,
-  dbType,
-  nullable: true,
-  hasDefault: false,
-  autoIncrement: false,
-  ...extra,
-});
+  extra: Partial<Omit<ColumnInfo, 'name' | 'type' | 'dbType' | 'valueKind'>> = {},
+): ColumnInfo => fakeColumn(name, type, dbType, extra);
 
 const columns = [
   column('id', 'integer', 'integer', { nullable: false, autoIncrement: true, hasDefault: true }),

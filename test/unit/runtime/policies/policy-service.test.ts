@@ -2,24 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { ColumnType } from '../../../../compiler/types.js';
 import { RestError } from '../../../../errors/rest-error.js';
 import { PolicySyntaxError } from '../../../../grammar/policy-syntax-error.js';
-import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
+import type { SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
 import {
   brokenPolicies,
   validatePolicy,
   type PolicyInput,
 } from '../../../../runtime/policies/policy-service.js';
+import { fakeTable } from '../../../support/fake-schema.js';
 
-function table(name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo {
-  const infos: ColumnInfo[] = Object.entries(columns).map(([column, type]) => ({
-    name: column,
-    type,
-    dbType: type,
-    nullable: column !== 'id',
-    hasDefault: column === 'id',
-    autoIncrement: column === 'id',
-  }));
-  return { name, columns: infos, columnsByName: new Map(infos.map((c) => [c.name, c])), primaryKey: ['id'] };
-}
+const table = (name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo =>
+  fakeTable(name, columns, { defaults: ['id'] });
 
 const schema: SchemaSnapshot = {
   tables: new Map(

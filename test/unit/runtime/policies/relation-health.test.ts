@@ -5,20 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { compilePolicySet } from '../../../../compiler/policy-set.js';
 import { sqliteDialect } from '../../../../compiler/sql/dialect.js';
 import type { ColumnType, PolicyRow } from '../../../../compiler/types.js';
-import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
+import type { SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
 import { indexWarning, relationProblems } from '../../../../runtime/policies/relation-health.js';
+import { fakeTable } from '../../../support/fake-schema.js';
 
-function table(name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo {
-  const infos: ColumnInfo[] = Object.entries(columns).map(([column, type]) => ({
-    name: column,
-    type,
-    dbType: type,
-    nullable: true,
-    hasDefault: false,
-    autoIncrement: column === 'id',
-  }));
-  return { name, columns: infos, columnsByName: new Map(infos.map((c) => [c.name, c])), primaryKey: ['id'] };
-}
+const table = (name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo =>
+  fakeTable(name, columns);
 
 const schema: SchemaSnapshot = {
   tables: new Map(

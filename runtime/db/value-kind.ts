@@ -1,12 +1,13 @@
-// What a column's values are validated and bound as, derived once from the schema's column info.
+// What a column's values are validated and bound as: derived once per column when a schema
+// snapshot is built (build-snapshot.ts), read as `column.valueKind` on the request path.
 
-import type { ColumnInfo } from '../db/adapter.js';
+import type { ColumnType } from '../../compiler/types.js';
 
 export type ValueKind =
   'integer' | 'decimal' | 'boolean' | 'text' | 'json' | 'date' | 'timestamp' | 'time' | 'other';
 
 /** The declared type decides for dates, times and JSON (SQLite keeps any declared name). */
-export function valueKindOf(column: ColumnInfo): ValueKind {
+export function valueKindOf(column: { readonly type: ColumnType; readonly dbType: string }): ValueKind {
   switch (column.type) {
     case 'integer':
     case 'decimal':
