@@ -100,6 +100,8 @@ export interface PolicySet {
   readonly policies: readonly ParsedPolicy[];
   /** Tables some row's subquery reads (their RLS SELECT policy tells a subquery from a request). */
   readonly subqueryTables: ReadonlySet<string>;
+  /** `table_name` of every row whose expression has a subquery (`all` included as written). */
+  readonly relationalTables: ReadonlySet<string>;
   /**
    * The policy deciding `action` on `table`. `schema` (every table's column types; additive) is
    * needed by policies with subqueries: without it they deny (issue `relation`). The memo stays
@@ -335,5 +337,6 @@ export function compilePolicySet(rows: readonly PolicyRow[], dialect: Dialect): 
     return policy;
   };
 
-  return Object.freeze({ dialect, policies, subqueryTables, policyFor, cycles });
+  const relationalTables = new Set([...relational].map((row) => row.table_name));
+  return Object.freeze({ dialect, policies, subqueryTables, relationalTables, policyFor, cycles });
 }

@@ -149,7 +149,10 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     }
   };
 
-  const unsubscribe = deps.policies.subscribe(() => {
+  // Tables whose policies have subqueries (`all` stands for every table): planned per request.
+  let relational = (await deps.policies.get()).compiled.relationalTables;
+  const unsubscribe = deps.policies.subscribe(({ compiled }) => {
+    relational = compiled.relationalTables;
     attempted.clear();
     reconcile().catch((e: unknown) => {
       logger.warn(
@@ -190,6 +193,7 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
       role,
       stampOf: (table) => stamps.get(table),
       onNotInForce: () => watch.poke(),
+      customPlans: (table) => relational.has(table) || relational.has('all'),
     }),
     reconcile,
     close: () => {

@@ -31,6 +31,11 @@ export interface NativeRunnerOptions {
   readonly stampOf?: (table: string) => string | undefined;
   /** Called when a request found RLS not in force on its table (it was refused with 503). */
   readonly onNotInForce?: (table: string) => void;
+  /**
+   * Whether a request on `table` must be planned for its own parameter values: true when the
+   * table's policies have subqueries (see `settingsFor`).
+   */
+  readonly customPlans?: (table: string) => boolean;
 }
 
 // set_config('role', …, true) is SET LOCAL ROLE with the role as a bound value
@@ -63,9 +68,21 @@ const STAMP_PARAM = SETTINGS.length + 2;
 const GENERATED = rlsPolicyNames('').length;
 const settingsSql = new Map<string, string>();
 
-/** The settings statement for `table` (memoised): role, rest.* settings, the table lock and the check. */
-function settingsFor(table: string): string {
-  let text = settingsSql.get(table);
+// A policy with a subquery (`team_id = ANY (ARRAY(SELECT …))`) is fast only when PostgreSQL plans
+// the statement knowing its LIMIT: the generic plan of a prepared read (chosen after five runs)
+// guesses a large share of rows is needed and walks the primary key through the RLS filter, 4–5×
+// slower than the index on the policy's column (BENCHMARKS.md, team membership). Such tables'
+// requests are planned for their own values (plan_cache_mode, transaction-local like the rest);
+// every other table keeps the generic plan and saves the planning.
+const CUSTOM_PLANS = `, set_config('plan_cache_mode', 'force_custom_plan', true)`;
+
+/**
+ * The settings statement for `table` (memoised): role, rest.* settings, custom plans where asked,
+ * the table lock and the check.
+ */
+function settingsFor(table: string, customPlans: boolean): string {
+  const key = customPlans ? `+${table}` : table;
+  let text = settingsSql.get(key);
   if (text !== undefined) return text;
   const relation = `${postgresLiteral(postgresDialect.quoteIdent(table))}::regclass`;
   const names = rlsPolicyNames(table)
@@ -75,10 +92,10 @@ function settingsFor(table: string): string {
   OR (SELECT count(*) FROM pg_catalog.pg_policy p
       JOIN pg_catalog.pg_description d ON d.classoid = 'pg_catalog.pg_policy'::regclass AND d.objoid = p.oid AND d.objsubid = 0
       WHERE p.polrelid = ${relation} AND p.polname IN (${names}) AND ${intactSql('d.description', 'p.xmin')}) = ${GENERATED})`;
-  text = `SELECT set_config('role', $1, true), ${SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')},
+  text = `SELECT set_config('role', $1, true), ${SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')}${customPlans ? CUSTOM_PLANS : ''},
   (SELECT true FROM ONLY ${postgresDialect.quoteIdent(table)} LIMIT 0) AS table_locked,
   1 / (row_security_active(${relation}) AND ${intact})::int AS rls_in_force`;
-  settingsSql.set(table, text);
+  settingsSql.set(key, text);
   return text;
 }
 const DIVISION_BY_ZERO = '22012';
@@ -137,13 +154,14 @@ function openingFailure(e: unknown, context: RunContext, options: NativeRunnerOp
 export function createNativeRunner(options: NativeRunnerOptions): RequestRunner {
   const { adapter, role } = options;
   const stampOf = options.stampOf ?? (() => undefined);
+  const customPlans = options.customPlans ?? (() => false);
   return {
     run: (context, mode, fn) =>
       adapter.pipelined(
         {
           opening: [
             {
-              text: settingsFor(context.table),
+              text: settingsFor(context.table, customPlans(context.table)),
               values: settingValues(role, context.user, context, stampOf(context.table)),
             },
           ],

@@ -291,6 +291,29 @@ describe(
         }
       });
 
+      it('plans requests on tables with subquery policies for their own values, others with the generic plan', async () => {
+        const planMode = (r: RequestRunner) =>
+          r.run({ user: user(1), action: 'read', table: 'notes' }, 'single', (s) =>
+            s.query(sql("SELECT current_setting('plan_cache_mode') AS mode")),
+          );
+        const custom = createNativeRunner({
+          adapter: pgAdapterOnPool(pool),
+          role,
+          customPlans: (table) => table === 'notes',
+        });
+        expect((await planMode(custom)).rows).toEqual([{ mode: 'force_custom_plan' }]);
+        expect((await planMode(runner)).rows).toEqual([{ mode: 'auto' }]);
+        // Transaction-local: the pooled connection is back to the default.
+        const c = await pool.connect();
+        try {
+          expect((await c.query("SELECT current_setting('plan_cache_mode') AS mode")).rows).toEqual([
+            { mode: 'auto' },
+          ]);
+        } finally {
+          c.release();
+        }
+      });
+
       it('sends BEGIN, the settings, the check, the statement and COMMIT in one write', async () => {
         const c = await pool.connect();
         // net.Socket hands buffered chunks to _writev (several) or _write (one): count those calls.
