@@ -70,6 +70,13 @@ for (const kind of ALL_KINDS) {
         processes = [serve(), serve()];
         urls = await Promise.all(processes.map((p) => p.started()));
         expect((await post(`${urls[0]}/auth/setup`)).status).toBe(201);
+        // The second process learns of the tables setup made through the first when its schema
+        // cache next looks (at most once a second): until then auth_policies is an unknown table.
+        for (const url of urls) {
+          const deadline = Date.now() + 5000;
+          while ((await fetch(`${url}/auth_policies`)).status === 404 && Date.now() < deadline)
+            await new Promise((r) => setTimeout(r, 100));
+        }
       }, 60_000);
       afterAll(async () => {
         await Promise.all(processes.map((p) => (p.child.exitCode === null ? p.stop('SIGKILL') : undefined)));
