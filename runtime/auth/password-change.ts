@@ -6,7 +6,7 @@ import { boundSql } from '../../compiler/sql/fragment.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter } from '../db/adapter.js';
 import { validatePassword, type PasswordHasher } from './passwords.js';
-import type { LoginRateLimiter } from './rate-limiter.js';
+import { throttledCheck, type LoginRateLimiter } from './rate-limiter.js';
 import { isTrue, restampSession, revokeUserSessions, userStamp } from './sessions.js';
 
 export interface PasswordChange {
@@ -77,24 +77,20 @@ export async function changeOwnPassword(change: PasswordChange, deps: PasswordCh
     sql`SELECT password, is_admin, username_key FROM auth_users WHERE id = ${change.userId}`,
   );
   const row = rows[0];
-  const attempt = await deps.limiter.begin({
-    ...(row === undefined ? {} : { usernameKey: String(row['username_key']) }),
-    address: deps.clientAddress,
-  });
-  let matches: boolean;
-  try {
-    matches = await hasher.verifyPassword(
-      change.currentPassword,
-      row === undefined ? null : String(row['password']),
-    );
-  } catch (e) {
-    await attempt.abandoned();
-    throw e;
-  }
-  if (row === undefined || !matches) {
-    await attempt.failed();
-    throw wrongPassword();
-  }
+  const attempt = await throttledCheck(
+    deps.limiter,
+    {
+      ...(row === undefined ? {} : { usernameKey: String(row['username_key']) }),
+      address: deps.clientAddress,
+    },
+    async () =>
+      (await hasher.verifyPassword(
+        change.currentPassword,
+        row === undefined ? null : String(row['password']),
+      )) && row !== undefined,
+    wrongPassword,
+  );
+  if (row === undefined) throw wrongPassword();
   let revoked: number;
   try {
     const hash = await hasher.hashPassword(change.newPassword);

@@ -88,6 +88,33 @@ export interface LoginLockouts {
   lockedUntil(usernameKey: string): number | undefined;
 }
 
+/**
+ * One throttled password check (a login, a password change): reserves the attempt (429 when over a
+ * limit), runs `check`, counts a `false` as a failure and throws `refused()`, abandons the attempt
+ * when `check` throws. Resolves with the attempt of a passed check: the caller settles it
+ * (`succeeded()`, or `abandoned()` when what follows fails).
+ */
+export async function throttledCheck(
+  limiter: LoginRateLimiter,
+  subject: LoginSubject,
+  check: () => Promise<boolean>,
+  refused: () => Error,
+): Promise<LoginAttempt> {
+  const attempt = await limiter.begin(subject);
+  let passed: boolean;
+  try {
+    passed = await check();
+  } catch (e) {
+    await attempt.abandoned();
+    throw e;
+  }
+  if (!passed) {
+    await attempt.failed();
+    throw refused();
+  }
+  return attempt;
+}
+
 export interface RateLimiterOptions {
   readonly adapter: DbAdapter;
   readonly limits?: LoginLimits;

@@ -8,7 +8,7 @@ import type { DbAdapter, DbSession, Row } from '../db/adapter.js';
 import { AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from './auth-ddl.js';
 import { createPasswordHasher, validatePassword } from './passwords.js';
 import type { PasswordHasher } from './passwords.js';
-import type { LoginRateLimiter } from './rate-limiter.js';
+import { throttledCheck, type LoginRateLimiter } from './rate-limiter.js';
 import { isTrue, userStamp } from './sessions.js';
 import { normalizeUsername, usernameKey } from './usernames.js';
 
@@ -191,28 +191,20 @@ export async function authenticateUser(
   options: AuthenticateOptions,
 ): Promise<AuthenticatedUser> {
   const key = validUsernameKey(credentials.username);
-  // An invalid name cannot exist, but its failures still count (on its folded form).
-  const attempt = await options.limiter.begin({
-    usernameKey: key ?? usernameKey(credentials.username),
-    address: options.clientAddress,
-  });
   let row: Row | undefined;
-  let matches: boolean;
-  try {
-    row = key === undefined ? undefined : await findByKey(adapter, adapter.dialect, key);
-    matches = await hasherOf(options).verifyPassword(
-      credentials.password,
-      row === undefined ? null : String(row['password']),
-    );
-  } catch (e) {
-    await attempt.abandoned();
-    throw e;
-  }
-  if (row === undefined || !matches) {
-    await attempt.failed();
-    throw invalidCredentials();
-  }
+  const attempt = await throttledCheck(
+    options.limiter,
+    // An invalid name cannot exist, but its failures still count (on its folded form).
+    { usernameKey: key ?? usernameKey(credentials.username), address: options.clientAddress },
+    async () => {
+      row = key === undefined ? undefined : await findByKey(adapter, adapter.dialect, key);
+      const hash = row === undefined ? null : String(row['password']);
+      return (await hasherOf(options).verifyPassword(credentials.password, hash)) && row !== undefined;
+    },
+    invalidCredentials,
+  );
   await attempt.succeeded();
+  if (row === undefined) throw invalidCredentials();
   const user = publicUser(row);
   return { ...user, stamp: userStamp(String(row['password']), user.is_admin) };
 }
