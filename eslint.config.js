@@ -25,4 +25,28 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // A command's definition (name, flags, help) is loaded by every run, --help included; what it
+    // does lives in cli/handlers/, imported with import() when it runs (test/unit/cli/lazy-commands.test.ts).
+    files: ['cli/commands/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/runtime/**', '**/grammar/**', '**/compiler/**', '!**/compiler/types.js', '**/handlers/**', '**/config/load-config.js', '**/config/config-file.js', '**/output/**', '**/format/**'],
+              allowTypeImports: true,
+              message: 'Command definitions stay light: import the implementation in the handler with import().',
+            },
+            {
+              group: ['chevrotain', 'pg', 'mysql2*', 'better-sqlite3', 'express', 'pino', 'bcrypt', 'yaml', 'jose', 'postgres-migrations'],
+              allowTypeImports: true,
+              message: 'Command definitions stay light: a package is loaded by the handler that uses it.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -2,12 +2,9 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { parsePolicyId, removePolicy } from '../../runtime/policies/policy-admin.js';
-import { formatJson } from '../output/json.js';
-import { escapeCell } from '../output/text-cell.js';
-import { requireAuthTables, withDatabase, type CommandContext } from './command-context.js';
+import { lazyHandler, type CommandContext } from './command-context.js';
 
-interface RemoveArgs extends GlobalArgs {
+export interface RemoveArgs extends GlobalArgs {
   readonly id: string;
   readonly json: boolean;
 }
@@ -25,17 +22,6 @@ export function authPolicyRemoveCommand(ctx: CommandContext): CommandModule<Glob
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print the removed row as JSON' })
         .example('$0 auth policy remove 4', 'Remove policy 4'),
-    handler: async (argv) => {
-      const id = parsePolicyId(argv.id);
-      const row = await withDatabase(ctx.config(argv), async (adapter) => {
-        requireAuthTables(await adapter.introspect());
-        return removePolicy(adapter, id);
-      });
-      ctx.io.stdout(
-        argv.json
-          ? formatJson({ removed: row })
-          : `removed policy ${row.id}: ${row.table_name} ${row.action} '${escapeCell(row.expression)}'\n`,
-      );
-    },
+    handler: lazyHandler(() => import('../handlers/auth-policy-remove.js'), ctx),
   };
 }

@@ -2,11 +2,9 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { setupAuth } from '../../runtime/auth/setup.js';
-import { formatJson } from '../output/json.js';
-import { withDatabase, type CommandContext } from './command-context.js';
+import { lazyHandler, type CommandContext } from './command-context.js';
 
-interface SetupArgs extends GlobalArgs {
+export interface SetupArgs extends GlobalArgs {
   readonly json: boolean;
 }
 
@@ -25,13 +23,6 @@ export function authSetupCommand(ctx: CommandContext): CommandModule<GlobalArgs,
           '$0 -db.url postgres://app@db/app auth setup',
           'Set up auth and print the admin password once',
         ),
-    handler: async (argv) => {
-      const config = ctx.config(argv);
-      const admin = await withDatabase(config, (adapter) => setupAuth(adapter, { dbUrl: config.db.url }));
-      ctx.io.stdout(
-        argv.json ? formatJson(admin) : `username: ${admin.username}\npassword: ${admin.password}\n`,
-      );
-      ctx.io.stderr('auth is set up; the admin password is shown only this once: store it now\n');
-    },
+    handler: lazyHandler(() => import('../handlers/auth-setup.js'), ctx),
   };
 }

@@ -3,22 +3,11 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { createLoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
-import { listUsersWithLockouts, type ListedUser } from '../../runtime/auth/user-admin.js';
-import { formatJson } from '../output/json.js';
-import { formatTable, type TableColumn } from '../output/table.js';
-import { withAuthDatabase, type CommandContext } from './command-context.js';
+import { lazyHandler, type CommandContext } from './command-context.js';
 
-interface ListArgs extends GlobalArgs {
+export interface ListArgs extends GlobalArgs {
   readonly json: boolean;
 }
-
-const USER_COLUMNS: readonly TableColumn<ListedUser>[] = [
-  { header: 'id', value: (u) => u.id, align: 'right' },
-  { header: 'username', value: (u) => u.username },
-  { header: 'is_admin', value: (u) => u.is_admin },
-  { header: 'locked', value: (u) => (u.locked_until === null ? 'no' : `until ${u.locked_until}`) },
-];
 
 export function authUserListCommand(ctx: CommandContext): CommandModule<GlobalArgs, ListArgs> {
   return {
@@ -33,11 +22,6 @@ export function authUserListCommand(ctx: CommandContext): CommandModule<GlobalAr
         })
         .example('$0 -db.url sqlite://./rest.db auth user list', 'Show every user')
         .example('$0 auth user list --json', 'The same as JSON, for scripts'),
-    handler: async (argv) => {
-      const users = await withAuthDatabase(ctx.config(argv), async (adapter) =>
-        listUsersWithLockouts(adapter, await createLoginRateLimiter({ adapter }).lockouts()),
-      );
-      ctx.io.stdout(argv.json ? formatJson(users) : formatTable(USER_COLUMNS, users));
-    },
+    handler: lazyHandler(() => import('../handlers/auth-user-list.js'), ctx),
   };
 }

@@ -2,13 +2,9 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { quoteValue } from '../../errors/quote-value.js';
-import { removeUser } from '../../runtime/auth/user-admin.js';
-import { formatJson } from '../output/json.js';
-import { withAuthDatabase, type CommandContext } from './command-context.js';
-import { sessionsRevoked } from './user-change-text.js';
+import { lazyHandler, type CommandContext } from './command-context.js';
 
-interface RemoveArgs extends GlobalArgs {
+export interface RemoveArgs extends GlobalArgs {
   readonly username: string;
   readonly json: boolean;
 }
@@ -26,19 +22,6 @@ export function authUserRemoveCommand(ctx: CommandContext): CommandModule<Global
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print what was done as JSON' })
         .example('$0 auth user remove bob', 'Remove bob and log him out everywhere'),
-    handler: async (argv) => {
-      const removed = await withAuthDatabase(ctx.config(argv), (adapter) =>
-        removeUser(adapter, argv.username),
-      );
-      ctx.io.stdout(
-        argv.json
-          ? formatJson({
-              removed: removed.username,
-              id: removed.id,
-              sessions_revoked: removed.sessions_revoked,
-            })
-          : `removed user ${removed.id} ${quoteValue(removed.username)}; ${sessionsRevoked(removed.sessions_revoked)}\n`,
-      );
-    },
+    handler: lazyHandler(() => import('../handlers/auth-user-remove.js'), ctx),
   };
 }

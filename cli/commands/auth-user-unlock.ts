@@ -3,14 +3,9 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { quoteValue } from '../../errors/quote-value.js';
-import { createLoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
-import { unlockUser } from '../../runtime/auth/user-admin.js';
-import { formatJson } from '../output/json.js';
-import { withAuthDatabase, type CommandContext } from './command-context.js';
-import { sessionsRevoked } from './user-change-text.js';
+import { lazyHandler, type CommandContext } from './command-context.js';
 
-interface UnlockArgs extends GlobalArgs {
+export interface UnlockArgs extends GlobalArgs {
   readonly username: string;
   readonly json: boolean;
 }
@@ -28,20 +23,6 @@ export function authUserUnlockCommand(ctx: CommandContext): CommandModule<Global
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print what was done as JSON' })
         .example('$0 auth user unlock bob', 'Let bob log in again at once'),
-    handler: async (argv) => {
-      const unlocked = await withAuthDatabase(ctx.config(argv), (adapter) =>
-        unlockUser(adapter, argv.username, createLoginRateLimiter({ adapter })),
-      );
-      ctx.io.stdout(
-        argv.json
-          ? formatJson({
-              unlocked: unlocked.username,
-              id: unlocked.id,
-              throttle_rows_cleared: unlocked.throttle_rows_cleared,
-              sessions_revoked: unlocked.sessions_revoked,
-            })
-          : `unlocked user ${unlocked.id} ${quoteValue(unlocked.username)}; ${sessionsRevoked(unlocked.sessions_revoked)}\n`,
-      );
-    },
+    handler: lazyHandler(() => import('../handlers/auth-user-unlock.js'), ctx),
   };
 }

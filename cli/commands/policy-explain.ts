@@ -4,24 +4,11 @@
 
 import type { CommandModule } from 'yargs';
 import { ACTIONS } from '../../compiler/types.js';
-import { listPolicies } from '../../runtime/policies/policy-service.js';
-import { indexedColumns } from '../../runtime/policies/relation-health.js';
-import { explainPolicy } from '../../runtime/explain-policy.js';
-import { explainUser } from '../../runtime/explain-user.js';
-import { rlsRoleFor } from '../../runtime/rls/rls-ddl.js';
 import type { GlobalArgs } from '../config/global-options.js';
-import { formatExplanation } from '../format/explanation.js';
-import { formatJson } from '../output/json.js';
-import {
-  findTable,
-  parseAction,
-  requireAuthTables,
-  withDatabase,
-  type CommandContext,
-} from './command-context.js';
-import { EXPLAIN_USER_OPTIONS, explainUserSpec, type ExplainUserFlags } from './explain-user.js';
+import { EXPLAIN_USER_OPTIONS, type ExplainUserFlags } from './explain-user.js';
+import { lazyHandler, type CommandContext } from './command-context.js';
 
-interface ExplainArgs extends GlobalArgs, ExplainUserFlags {
+export interface ExplainArgs extends GlobalArgs, ExplainUserFlags {
   readonly table: string;
   readonly action: string;
   readonly json: boolean;
@@ -57,29 +44,6 @@ export function policyExplainCommand(ctx: CommandContext): CommandModule<GlobalA
           '$0 policy explain docs read --user 5 --claims \'{"org_id": 7}\' --json',
           'A claim-based policy, as JSON',
         ),
-    handler: async (argv) => {
-      const action = parseAction(argv.action);
-      const spec = explainUserSpec(argv);
-      const config = ctx.config(argv);
-      const explanation = await withDatabase(config, async (adapter) => {
-        const schema = await adapter.introspect();
-        requireAuthTables(schema);
-        const table = findTable(schema.tables, argv.table);
-        return await explainPolicy({
-          rows: await listPolicies(adapter),
-          table,
-          schema,
-          indexes: await indexedColumns(adapter, schema),
-          action,
-          user: await explainUser(adapter, spec),
-          adapter,
-          ...(argv.row === undefined ? {} : { row: { key: argv.row, db: adapter } }),
-          authEnabled: config.auth.enabled,
-          nativeRls: adapter.kind === 'postgres' && config.db.rls,
-          rlsRole: adapter.kind === 'postgres' ? await rlsRoleFor(adapter, config.db.url) : undefined,
-        });
-      });
-      ctx.io.stdout(argv.json ? formatJson(explanation) : formatExplanation(explanation));
-    },
+    handler: lazyHandler(() => import('../handlers/policy-explain.js'), ctx),
   };
 }

@@ -3,7 +3,7 @@
 
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { newPassword, type Terminal } from '../../../cli/commands/password-prompt.js';
+import { newPassword, type Terminal } from '../../../cli/handlers/password-prompt.js';
 import { isRestError } from '../../../errors/rest-error.js';
 
 /** A terminal whose keys are `lines` (each ended by Enter), and everything written to it. */

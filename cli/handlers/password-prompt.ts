@@ -7,14 +7,9 @@ import { Writable } from 'node:stream';
 import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
 import { generatePassword, validatePassword } from '../../runtime/auth/passwords.js';
+import type { Terminal } from '../commands/command-context.js';
 
-/** Where a prompt reads and writes: the process's stdin and stderr (stdout stays for results). */
-export interface Terminal {
-  readonly input: NodeJS.ReadableStream & { readonly isTTY?: boolean };
-  readonly output: NodeJS.WritableStream;
-}
-
-export const processTerminal: Terminal = { input: process.stdin, output: process.stderr };
+export type { Terminal } from '../commands/command-context.js';
 
 const cancelled = (): RestError => new RestError('usage', 'cancelled', 'no password was entered');
 

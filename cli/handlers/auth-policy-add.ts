@@ -1,0 +1,49 @@
+// `rest auth policy add` (cli/commands/auth-policy-add.ts), run; a bad expression is echoed with a
+// caret under the error column.
+
+import { formatPolicyError, PolicySyntaxError } from '../../compiler/index.js';
+import { addPolicy, policyWarnings } from '../../runtime/policies/policy-service.js';
+import type { AddArgs } from '../commands/auth-policy-add.js';
+import type { CommandContext } from '../commands/command-context.js';
+import { formatJson } from '../output/json.js';
+import { escapeCell } from '../output/text-cell.js';
+import { configOf, requireAuthTables, withDatabase } from './database.js';
+
+// Controls and bidi characters in the echoed line become '?', one for one, so the terminal shows
+// the text as written and the caret stays under the right column (tabs are kept for the same reason).
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const UNPRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** The offending line of the expression and a caret under the error column, indented. */
+export function caretLines(expression: string, error: PolicySyntaxError): string {
+  const [line = '', caret = ''] = formatPolicyError(expression, error).split('\n');
+  return `  ${line.replace(UNPRINTABLE, '?')}\n  ${caret}\n`;
+}
+
+export async function run(ctx: CommandContext, argv: AddArgs): Promise<void> {
+  const config = configOf(ctx, argv);
+  const { row, warnings } = await withDatabase(config, async (adapter) => {
+    const schema = await adapter.introspect();
+    requireAuthTables(schema);
+    const input = {
+      table_name: argv.table_name,
+      action: argv.action,
+      expression: argv.expression,
+      description: argv.description,
+    };
+    try {
+      const added = await addPolicy(adapter, schema, input);
+      return { row: added, warnings: policyWarnings(added, schema) };
+    } catch (e) {
+      // cli/main.ts prints the error itself (line:column, what was expected) as the last line.
+      if (e instanceof PolicySyntaxError) ctx.io.stderr(caretLines(argv.expression, e));
+      throw e;
+    }
+  });
+  for (const warning of warnings) ctx.io.stderr(`rest: warning: ${warning}\n`);
+  ctx.io.stdout(
+    argv.json
+      ? formatJson(row)
+      : `added policy ${row.id}: ${row.table_name} ${row.action} '${escapeCell(row.expression)}'\n`,
+  );
+}

@@ -1,0 +1,26 @@
+// `rest auth policy list` (cli/commands/auth-policy-list.ts), run.
+
+import { listPoliciesChecked, type ListedPolicy } from '../../runtime/policies/policy-service.js';
+import type { ListArgs } from '../commands/auth-policy-list.js';
+import type { CommandContext } from '../commands/command-context.js';
+import { formatJson } from '../output/json.js';
+import { formatTable, type TableColumn } from '../output/table.js';
+import { configOf, requireAuthTables, withDatabase } from './database.js';
+
+const POLICY_COLUMNS: readonly TableColumn<ListedPolicy>[] = [
+  { header: 'id', value: (p) => p.id, align: 'right' },
+  { header: 'table_name', value: (p) => p.table_name },
+  { header: 'action', value: (p) => p.action },
+  { header: 'expression', value: (p) => p.expression },
+  { header: 'description', value: (p) => p.description },
+  { header: 'status', value: (p) => (p.error === null ? 'ok' : `BROKEN: ${p.error}`) },
+];
+
+export async function run(ctx: CommandContext, argv: ListArgs): Promise<void> {
+  const policies = await withDatabase(configOf(ctx, argv), async (adapter) => {
+    const schema = await adapter.introspect();
+    requireAuthTables(schema);
+    return listPoliciesChecked(adapter, schema);
+  });
+  ctx.io.stdout(argv.json ? formatJson(policies) : formatTable(POLICY_COLUMNS, policies));
+}

@@ -1,0 +1,14 @@
+// `rest auth setup` (cli/commands/auth-setup.ts), run.
+
+import { setupAuth } from '../../runtime/auth/setup.js';
+import type { SetupArgs } from '../commands/auth-setup.js';
+import type { CommandContext } from '../commands/command-context.js';
+import { formatJson } from '../output/json.js';
+import { configOf, withDatabase } from './database.js';
+
+export async function run(ctx: CommandContext, argv: SetupArgs): Promise<void> {
+  const config = configOf(ctx, argv);
+  const admin = await withDatabase(config, (adapter) => setupAuth(adapter, { dbUrl: config.db.url }));
+  ctx.io.stdout(argv.json ? formatJson(admin) : `username: ${admin.username}\npassword: ${admin.password}\n`);
+  ctx.io.stderr('auth is set up; the admin password is shown only this once: store it now\n');
+}

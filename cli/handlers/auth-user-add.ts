@@ -1,0 +1,30 @@
+// `rest auth user add` (cli/commands/auth-user-add.ts), run.
+
+import { RestError } from '../../errors/rest-error.js';
+import { registerUser } from '../../runtime/auth/users.js';
+import { formatJson } from '../output/json.js';
+import type { AddArgs } from '../commands/auth-user-add.js';
+import type { CommandContext } from '../commands/command-context.js';
+import { configOf, requireAuthTables, withDatabase } from './database.js';
+
+/** SPEC §1: `is_admin` is `true` or `false`, nothing else. */
+export function parseIsAdmin(text: string): boolean {
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw new RestError('invalid_input', 'invalid_is_admin', `is_admin must be true or false, not '${text}'`);
+}
+
+export async function run(ctx: CommandContext, argv: AddArgs): Promise<void> {
+  const isAdmin = parseIsAdmin(argv.is_admin);
+  const config = configOf(ctx, argv);
+  const user = await withDatabase(config, async (adapter) => {
+    requireAuthTables(await adapter.introspect());
+    return registerUser(adapter, { username: argv.username, password: argv.password, is_admin: isAdmin });
+  });
+  const added = { id: user.id, username: user.username, is_admin: isAdmin };
+  ctx.io.stdout(
+    argv.json
+      ? formatJson(added)
+      : `added user ${added.id} '${added.username}'${isAdmin ? ' (admin)' : ''}\n`,
+  );
+}

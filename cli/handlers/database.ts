@@ -1,0 +1,85 @@
+// What the command handlers share: the configuration for this invocation's flags, the one way
+// they open (and always close) the configured database, and the checks several make.
+
+import { ACTIONS, type Action } from '../../compiler/types.js';
+import { quoteValue } from '../../errors/quote-value.js';
+import { RestError } from '../../errors/rest-error.js';
+import type { DbAdapter, SchemaSnapshot, TableInfo } from '../../runtime/db/adapter.js';
+import { createAdapter } from '../../runtime/db/create-adapter.js';
+import {
+  AUTH_POLICIES_TABLE,
+  AUTH_USERS_TABLE,
+  LOGIN_THROTTLE_TABLE,
+  SESSIONS_TABLE,
+} from '../../runtime/auth/auth-ddl.js';
+import type { Config } from '../../runtime/config.js';
+import type { GlobalArgs } from '../config/global-options.js';
+import { loadConfig } from '../config/load-config.js';
+import type { CommandContext } from '../commands/command-context.js';
+
+/** The configuration of SPEC §1 (flag > env > file > default) for this invocation's flags. */
+export const configOf = (ctx: CommandContext, flags: GlobalArgs): Config =>
+  loadConfig({ flags, env: ctx.env });
+
+/** Runs `fn` with an adapter for `config.db.url`, closing it whatever happens. */
+export async function withDatabase<T>(config: Config, fn: (adapter: DbAdapter) => Promise<T>): Promise<T> {
+  const adapter = await createAdapter(config.db.url);
+  try {
+    return await fn(adapter);
+  } finally {
+    await adapter.close();
+  }
+}
+
+/** The auth commands need `auth setup` to have run; say so instead of failing on a missing table. */
+export function requireAuthTables(schema: SchemaSnapshot): void {
+  if (!schema.tables.has(AUTH_USERS_TABLE) || !schema.tables.has(AUTH_POLICIES_TABLE)) {
+    throw new RestError(
+      'conflict',
+      'not_setup',
+      'auth is not set up on this database: run `rest auth setup` first',
+    );
+  }
+}
+
+/**
+ * Runs `fn` on a database where auth is set up, for the commands that touch accounts: a database
+ * set up by an older version gains the tables added since (sessions, login throttle) first, as it
+ * does when a server starts.
+ */
+export async function withAuthDatabase<T>(
+  config: Config,
+  fn: (adapter: DbAdapter) => Promise<T>,
+): Promise<T> {
+  return withDatabase(config, async (adapter) => {
+    const schema = await adapter.introspect();
+    requireAuthTables(schema);
+    if (!schema.tables.has(SESSIONS_TABLE) || !schema.tables.has(LOGIN_THROTTLE_TABLE)) {
+      // Loaded only here: setup brings bcrypt, which the commands that only read do not need.
+      const { upgradeAuthTables } = await import('../../runtime/auth/setup.js');
+      await upgradeAuthTables(adapter, { dbUrl: config.db.url });
+    }
+    return fn(adapter);
+  });
+}
+
+/** A table of the introspected schema, by name (unknown → exit 2). */
+export function findTable(tables: ReadonlyMap<string, TableInfo>, name: string): TableInfo {
+  const table = tables.get(name);
+  if (table === undefined)
+    throw new RestError('not_found', 'unknown_table', `table ${quoteValue(name)} does not exist`);
+  return table;
+}
+
+/** A request's action (not the policy action `all`: a request has one). */
+export function parseAction(text: string): Action {
+  const action = ACTIONS.find((a) => a === text);
+  if (action === undefined) {
+    throw new RestError(
+      'invalid_input',
+      'invalid_action',
+      `action ${quoteValue(text)} is not one of ${ACTIONS.join(', ')}`,
+    );
+  }
+  return action;
+}
