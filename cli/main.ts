@@ -73,6 +73,8 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     .help()
     .alias('h', 'help')
     .version(false)
+    // The CLI speaks English; yargs' own words too, whatever LANG says (the bundled binary carries no locales).
+    .locale('en')
     .wrap(Math.min(110, stdout.columns || 110))
     .exitProcess(false)
     .fail((message, error) => {

@@ -1,0 +1,56 @@
+// `npm run build`, after tsc: the `rest` binary (dist/cli/main.js) rebuilt by esbuild from
+// cli/main.ts as one bundle, so that a command starts fast (SPEC §1). Unbundled, chevrotain's ESM
+// build alone loads some 600 lodash-es modules; bundled, they are one file. Each import() of a
+// handler (cli/commands/*) stays its own chunk under dist/cli/chunks/, loaded when its command
+// runs. The library (dist/index.js) and the rest of dist/ stay tsc's output.
+//
+// Bundled: the pure-JavaScript packages every command loads. Every other dependency stays a
+// package loaded from node_modules: native addons (better-sqlite3, bcrypt), and packages that find
+// files or start workers of their own (pino's transports, postgres-migrations) or are only loaded
+// by a handler. dist/cli/ is as deep as dist/runtime/auth/, so runtime/auth/pg-migrations.ts finds
+// sql/ from a chunk as it does from tsc's output.
+
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const BUNDLED: readonly string[] = ['chevrotain', 'yargs', 'yaml'];
+
+/** The dependencies esbuild leaves as imports: all but the bundled ones. */
+export function externalPackages(dependencies: Readonly<Record<string, string>>): string[] {
+  return Object.keys(dependencies).filter((name) => !BUNDLED.includes(name));
+}
+
+async function bundle(root: string): Promise<void> {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const outdir = join(root, 'dist/cli');
+  rmSync(join(outdir, 'chunks'), { recursive: true, force: true });
+  await build({
+    absWorkingDir: root,
+    entryPoints: ['cli/main.ts'],
+    tsconfig: 'tsconfig.build.json',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    outdir,
+    chunkNames: 'chunks/[name]-[hash]',
+    allowOverwrite: true,
+    sourcemap: true,
+    external: externalPackages(pkg.dependencies),
+    // yaml is CommonJS and requires node's modules: its bundled require() is node's own.
+    banner: {
+      js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  });
+}
+
+// Run as a script (`node dist/cli/build-bundle.js`): the repository is three levels up.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  await bundle(resolve(dirname(fileURLToPath(import.meta.url)), '../..'));
+}
