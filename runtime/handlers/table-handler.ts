@@ -8,12 +8,13 @@ import { internalError, isRestError, RestError } from '../../errors/rest-error.j
 import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { mapDbError } from '../db/map-db-error.js';
 import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
-import { policyDenied } from '../enforce/denials.js';
+import { checkFailed, policyDenied } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
 import { judgeStoredRows, type StoredJudgement } from '../enforce/stored-checks.js';
 import { selectedColumns } from '../plan/columns.js';
 import { planRead, type ReadRequest } from '../plan/plan-read.js';
 import {
+  CHECK_FAILED_SQLSTATE,
   checkColumnName,
   deleteStatement,
   insertedKeyWhere,
@@ -94,11 +95,38 @@ const unverifiable = (ctx: Ctx): RestError =>
   });
 
 /** The check of this write as a flag column, when the authorizer gave one. */
-function storedShape(ctx: Ctx, columns: readonly ColumnInfo[]): StoredShape {
+function storedShape(ctx: Ctx, columns: readonly ColumnInfo[], raising = false): StoredShape {
   return ctx.check === undefined
     ? { columns }
-    : { columns, check: { name: checkColumnName(ctx.table), predicate: ctx.check } };
+    : { columns, check: { name: checkColumnName(ctx.table), predicate: ctx.check, raising } };
 }
+
+/**
+ * A write whose check fails inside its statement (`raising`, PostgreSQL) needs no transaction of
+ * its own: one statement, its COMMIT in the same round trip. Its failure is the policy's 401/403.
+ */
+async function oneStatement<T>(
+  ctx: Ctx,
+  action: 'create' | 'update',
+  fn: (s: DbSession) => Promise<T>,
+): Promise<T> {
+  try {
+    return await ctx.deps.runner.run(ctx.run, 'single', fn);
+  } catch (e) {
+    if (ctx.check !== undefined && isRestError(e) && sqlStateOf(e.cause) === CHECK_FAILED_SQLSTATE) {
+      throw checkFailed(
+        ctx.user,
+        ctx.table.name,
+        action,
+        action === 'create' ? { index: 0, many: false } : undefined,
+        e,
+      );
+    }
+    throw e;
+  }
+}
+
+const sqlStateOf = (e: unknown): unknown => (e as { code?: unknown } | null | undefined)?.code;
 
 const judgement = (ctx: Ctx, shape: StoredShape, action: 'create' | 'update'): StoredJudgement | undefined =>
   shape.check === undefined
@@ -135,8 +163,28 @@ async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> 
   const selected = selectedColumns(table, request.select);
   // A guard that judges stored rows needs every column it may read, whatever `select` asks for.
   const checkStored = guard?.checkStoredRows;
-  const shape = storedShape(ctx, checkStored === undefined ? selected : selectedColumns(table, undefined));
+  const single =
+    rows.length === 1 &&
+    checkStored === undefined &&
+    ctx.deps.returning.insert &&
+    (ctx.check === undefined || ctx.deps.queryDialect.checkInStatement);
+  const shape = storedShape(
+    ctx,
+    checkStored === undefined ? selected : selectedColumns(table, undefined),
+    single,
+  );
   const judge = judgement(ctx, shape, 'create');
+  if (single) {
+    const [row = {}] = rows;
+    const stored = await oneStatement(ctx, 'create', async (s) => {
+      const [prepared = row] =
+        guard?.prepareCreate === undefined ? [row] : await guard.prepareCreate([row], s);
+      return insertOne(ctx, s, prepared, shape);
+    });
+    const [judged = stored] = judge === undefined ? [stored] : judgeStoredRows([stored], judge);
+    const body = pick(judged, selected);
+    return { status: 201, body: request.many ? [body] : body };
+  }
   const created = await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
     const prepared = guard?.prepareCreate === undefined ? rows : await guard.prepareCreate(rows, tx);
     const stored: Row[] = [];
@@ -200,6 +248,21 @@ async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> 
       query(ctx, s, updateStatement(table, patch, where, undefined, dialect, qd)),
     );
     updated = result.rowCount;
+  } else if (
+    checkStored === undefined &&
+    ctx.deps.returning.update &&
+    ctx.deps.queryDialect.checkInStatement
+  ) {
+    // A check fails inside the UPDATE (its RETURNING carries the passed flags): one statement.
+    const shape = storedShape(ctx, [], true);
+    const judge = judgement(ctx, shape, 'update');
+    const result = await oneStatement(ctx, 'update', async (s) => {
+      const applied = guard?.preparePatch === undefined ? patch : await guard.preparePatch(patch, s);
+      return query(ctx, s, updateStatement(table, applied, where, shape, dialect, qd));
+    });
+    // Without a check there is no RETURNING: the count is the rows the UPDATE changed.
+    if (judge !== undefined) judgeStoredRows(result.rows, judge);
+    updated = judge === undefined ? result.rowCount : result.rows.length;
   } else {
     const shape = storedShape(ctx, checkStored === undefined ? [] : selectedColumns(table, undefined));
     const judge = judgement(ctx, shape, 'update');

@@ -34,7 +34,15 @@ function entries(table: TableInfo, row: WriteRow): ReadonlyArray<readonly [Colum
 export interface StoredCheck {
   readonly name: string;
   readonly predicate: SqlFragment;
+  /**
+   * PostgreSQL: a row that fails the check ends the statement with division_by_zero (22012), so
+   * nothing is written even when a COMMIT follows in the same round trip (`CHECK_FAILED_SQLSTATE`).
+   */
+  readonly raising?: boolean;
 }
+
+/** The SQLSTATE a `raising` check fails its statement with. */
+export const CHECK_FAILED_SQLSTATE = '22012';
 
 /** A column alias no column of `table` has. */
 export function checkColumnName(table: TableInfo): string {
@@ -56,7 +64,9 @@ function appendOutput(b: SqlBuilder, { columns, check }: StoredShape): void {
   appendColumnList(b, columns);
   if (check === undefined) return;
   if (columns.length > 0) b.append(', ');
-  b.append('CASE WHEN (')
+  // The division depends on the row, so the planner cannot fold it before the check is evaluated
+  // (unless the predicate is a constant FALSE, and then failing at once is right).
+  b.append(check.raising === true ? '1 / CASE WHEN (' : 'CASE WHEN (')
     .appendFragment(check.predicate)
     .append(') THEN 1 ELSE 0 END AS ')
     .appendIdent(check.name);

@@ -20,6 +20,11 @@ export interface QueryDialect {
   readonly insertDefaults: string;
   /** A validated ISO-8601 timestamp as the driver should bind it. */
   bindTimestamp(text: string): unknown;
+  /**
+   * A write's policy check can fail inside its own statement (plan-write.ts `raising`): then a
+   * single-row create or an update with a check is one statement, not a transaction of several.
+   */
+  readonly checkInStatement: boolean;
 }
 
 /** `*` → `%`; `%`, `_` and the escape character itself are literal (escaped with `!`). */
@@ -65,6 +70,7 @@ const postgres: QueryDialect = {
   forUpdate: ' FOR UPDATE',
   insertDefaults: ' DEFAULT VALUES',
   bindTimestamp: (text) => text,
+  checkInStatement: true,
 };
 
 // MySQL/MariaDB: default collations are case- and accent-insensitive and PAD SPACE, so exact
@@ -115,6 +121,7 @@ const mysql: QueryDialect = {
   forUpdate: ' FOR UPDATE',
   insertDefaults: ' () VALUES ()',
   bindTimestamp: mysqlDatetime,
+  checkInStatement: false,
 };
 
 /** MySQL DATETIME literals take no zone: a timestamp with an offset is converted to UTC. */
@@ -141,6 +148,7 @@ const sqlite: QueryDialect = {
   forUpdate: '',
   insertDefaults: ' DEFAULT VALUES',
   bindTimestamp: (text) => text,
+  checkInStatement: false,
 };
 
 export const queryDialects: Readonly<Record<DialectName, QueryDialect>> = { postgres, mysql, sqlite };
