@@ -38,6 +38,8 @@ export interface BenchOptions {
   readonly outDir: string | undefined;
   readonly restCli: string | undefined;
   readonly runCompilerBench: boolean;
+  /** Rounds of the CLI start-up measurement (bench/startup.ts): each spawns three processes. */
+  readonly startupRounds: number;
   /** The arguments as given, for the report's exact command. */
   readonly argv: readonly string[];
 }
@@ -126,6 +128,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     outDir: values.out,
     restCli: values['rest-cli'],
     runCompilerBench: !smoke,
+    startupRounds: smoke ? 3 : 15,
     argv,
   };
 }

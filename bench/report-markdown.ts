@@ -11,6 +11,7 @@ import type {
   Spread,
   TeamReport,
 } from './report-model.js';
+import { STARTUP_COMMANDS, STARTUP_LIMITS, type StartupCommand, type StartupReport } from './startup.js';
 import { LOGIN_READ_P99_LIMIT_MS, SESSION_READ_MIN_RATIO, TEAM_READ_MIN_RATIO } from './targets.js';
 
 const num = (v: number, digits = 0): string =>
@@ -187,6 +188,30 @@ ${[...head, ...lines].join('\n')}
 ${roundLines.join('\n')}`;
 }
 
+const STARTUP_LABELS: Readonly<Record<StartupCommand, string>> = {
+  bare: '`node -e 0`',
+  help: '`rest --help`',
+  list: '`rest auth policy list` (SQLite, 3 policies)',
+};
+
+/** CLI start-up (issue 17): each command's time and its ratio to `node -e 0` in the same round. */
+export function startupSection(startup: Measured<StartupReport> | undefined): string {
+  const title = '## CLI start-up (issue 17)';
+  if (startup === undefined) return `${title}\n\nNot measured in this run.`;
+  if (!startup.ok) return `${title}\n\n**Not measured**: ${cell(startup.reason)}`;
+  const r = startup.value;
+  const ratioOf = (c: StartupCommand): string => (c === 'bare' ? '1' : times(r[c]));
+  const limitOf = (c: StartupCommand): string => (c === 'bare' ? '' : `≤ ${STARTUP_LIMITS[c]}×`);
+  return `${title}
+
+Each command spawned once per round (${r.rounds} rounds, the order rotating), after one untimed spawn of each;
+wall-clock time from spawn to exit. The ratio is the command's time ÷ \`node -e 0\`'s in the same round.
+
+| command | ms (median, min–max) | ÷ \`node -e 0\` (median, min–max) | target |
+|---|---:|---:|---|
+${STARTUP_COMMANDS.map((c) => `| ${STARTUP_LABELS[c]} | ${r.ms[c].median.toFixed(0)} (${r.ms[c].min.toFixed(0)}–${r.ms[c].max.toFixed(0)}) | ${ratioOf(c)} | ${limitOf(c)} |`).join('\n')}`;
+}
+
 export function renderMarkdown(report: BenchReport, chartPath: string): string {
   const m = report.machine;
   const c = report.config;
@@ -225,7 +250,7 @@ CPU in use by other work (2 s samples while the bench ran nothing): ${pct(m.busy
 
 ![Read req/s and p99 per contender](${chartPath})
 
-## Targets (issues 7, 14 and 15)
+## Targets (issues 7, 14, 15 and 17)
 
 | target | measured (median, min–max over rounds) | result |
 |---|---|---|
@@ -304,6 +329,8 @@ ${report.command}
 to a temporary directory and leaves the team membership read and the session read out. Options: \`--pg-url\`, \`--rounds\`,
 \`--write-rounds\`, \`--duration\`, \`--warmup\`, \`--connections\`, \`--login-duration\`, \`--out <dir>\`, \`--team on|off\`,
 \`--sessions on|off\`.
+
+${startupSection(report.startup)}
 
 ## Policy compiler (\`npm run bench:compiler\`)
 

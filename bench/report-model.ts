@@ -1,6 +1,8 @@
 // The shape of a bench run's results (written as results.json; BENCHMARKS.md and the chart
 // are rendered from it) and the small statistics over rounds.
 
+import type { StartupReport } from './startup.js';
+
 export const CONTENDER_IDS = ['baseline', 'rest-pg-portable', 'rest-pg-rls', 'rest-sqlite'] as const;
 export type ContenderId = (typeof CONTENDER_IDS)[number];
 
@@ -164,6 +166,8 @@ export interface BenchReport {
   readonly sessions?: SessionReport | null;
   readonly targets: readonly TargetCheck[];
   readonly compilerBench: Measured<string>;
+  /** CLI start-up against `node -e 0` (bench/startup.ts). Absent in older reports. */
+  readonly startup?: Measured<StartupReport>;
 }
 
 export function median(values: readonly number[]): number {

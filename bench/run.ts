@@ -62,7 +62,8 @@ import {
   takenUserIdsSqlite,
   type SessionUser,
 } from './sessions.js';
-import { evaluateTargets, TEAM_CONTENDERS } from './targets.js';
+import { measureStartup } from './startup.js';
+import { evaluateTargets, startupTargets, TEAM_CONTENDERS } from './targets.js';
 import {
   bearer,
   loginRequests,
@@ -1041,6 +1042,13 @@ async function main(): Promise<number> {
     }
     await cleanup.runAll();
     const busyShareAtEnd = await machineBusyShare();
+    // With every server stopped: a start-up ratio is measured on a machine doing nothing else of ours.
+    const startup = measureStartup(restCli, options.startupRounds);
+    log(
+      startup.ok
+        ? `startup  rest --help ${startup.value.help.median.toFixed(2)}×, auth policy list ${startup.value.list.median.toFixed(2)}× node -e 0`
+        : `startup  not measured: ${startup.reason}`,
+    );
     const compiler = await compilerBench(options);
 
     const baseline = stateOf('baseline');
@@ -1104,8 +1112,12 @@ async function main(): Promise<number> {
       login,
       team,
       sessions,
-      targets: evaluateTargets(read, contenders, login, team, undefined, sessions),
+      targets: [
+        ...evaluateTargets(read, contenders, login, team, undefined, sessions),
+        ...startupTargets(startup),
+      ],
       compilerBench: compiler,
+      startup,
     };
     writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(

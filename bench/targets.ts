@@ -1,10 +1,11 @@
-// The targets of issue 7 (and issue 15's team membership read, issue 14's session read), each checked against a run's
-// results: met or missed, never hidden. A contender that failed misses every target that names it.
+// The targets of issue 7 (and issue 15's team membership read, issue 14's session read, issue 17's
+// CLI start-up), each checked against a run's results: met or missed, never hidden. A contender that failed misses every target that names it.
 
 import type {
   ContenderId,
   ContenderReport,
   LoginResult,
+  Measured,
   ScenarioRow,
   Spread,
   TargetCheck,
@@ -12,6 +13,7 @@ import type {
   TeamReport,
 } from './report-model.js';
 import { ratiosByRound } from './report-model.js';
+import { STARTUP_LIMITS, type StartupReport } from './startup.js';
 
 export const RSS_LIMIT_BYTES = 200 * 1024 * 1024;
 /** "Bounded" made concrete: the issue gives no number, this is ours, fixed before measuring. */
@@ -219,4 +221,24 @@ export function evaluateTargets(
     met: outcome.ok && outcome.value.readDuringLogins.p99Ms <= LOGIN_READ_P99_LIMIT_MS,
   });
   return checks;
+}
+
+/** SPEC §1 (issue 17): `rest --help` ≤ 3× and `auth policy list` on SQLite ≤ 6× a bare `node -e 0`. */
+export function startupTargets(startup: Measured<StartupReport> | undefined): readonly TargetCheck[] {
+  const commands = [
+    { key: 'help', name: '`rest --help`' },
+    { key: 'list', name: '`rest auth policy list` on SQLite' },
+  ] as const;
+  return commands.map(({ key, name }) => {
+    const limit = STARTUP_LIMITS[key];
+    const target = `${name} starts within ${limit}× a bare \`node -e 0\``;
+    if (startup === undefined) return { target, measured: 'not measured', met: false };
+    if (!startup.ok) return { target, measured: `not measured: ${startup.reason}`, met: false };
+    const r = startup.value;
+    return {
+      target,
+      measured: `${times(r[key])}; ${r.ms[key].median.toFixed(0)} ms vs ${r.ms.bare.median.toFixed(0)} ms`,
+      met: r[key].median <= limit,
+    };
+  });
 }
