@@ -148,7 +148,8 @@ interface PolicyContext {
 }
 
 const NO_COLUMNS: ColumnTypes = new Map();
-const conditions = new WeakMap<CompiledPolicy, CompiledCondition>();
+/** Each policy's evaluator, built on first use (the native RLS compiler never needs one). */
+const conditions = new WeakMap<CompiledPolicy, () => CompiledCondition>();
 
 /** What a subquery on a table sees of it: its read policy's expression, `false` when unusable. */
 function visibleRows(policy: CompiledPolicy | undefined): Expr {
@@ -203,17 +204,21 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
     if (policy !== undefined) inlined.set(inner, policy);
   }
   const innerExpr = (t: string): Expr => visibleRows(inlined.get(t) ?? ctx.readPolicy(t));
-  const condition: CompiledCondition = compileCondition(expr, columns, {
-    ...relation,
-    innerCondition: (t) => {
-      const policy = inlined.get(t) ?? ctx.readPolicy(t);
-      return policy === undefined || policy.missingColumns.length > 0 ? undefined : conditions.get(policy);
-    },
-  });
+  // The evaluator and this dialect's predicate are built when first asked for: a request's
+  // decision needs both, `compileRls` (which writes its own native SQL from `expr`) neither.
+  let conditionMemo: CompiledCondition | undefined;
+  const condition = (): CompiledCondition =>
+    (conditionMemo ??= compileCondition(expr, columns, {
+      ...relation,
+      innerCondition: (t) => {
+        const policy = inlined.get(t) ?? ctx.readPolicy(t);
+        return policy === undefined || policy.missingColumns.length > 0 ? undefined : conditions.get(policy)?.();
+      },
+    }));
   const compilePart = (part: Expr): SqlFragment =>
     compileToSql(part, ctx.dialect, { columns, ...relation, inline: innerExpr });
-  const predicate = compilePart(expr);
-  const filter: Decision = Object.freeze({ kind: 'filter', predicate });
+  let filterMemo: Decision | undefined;
+  const filter = (): Decision => (filterMemo ??= Object.freeze({ kind: 'filter', predicate: compilePart(expr) }));
   const usableAtAll = missingColumns.length === 0;
   const readsTables = analysis.relations.size > 0;
 
@@ -229,17 +234,19 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
     missingColumns,
     issues: Object.freeze(issues),
     ownerColumns: usableAtAll ? ownerColumnsOf(expr) : Object.freeze([]),
-    predicate,
+    get predicate(): SqlFragment {
+      return (filter() as { readonly predicate: SqlFragment }).predicate;
+    },
     compilePart,
     decide(user: AuthUser): Decision {
       if (!usableAtAll) return DENY;
-      const outcomes = outcomesForUser(condition, user);
+      const outcomes = outcomesForUser(condition(), user);
       if (outcomes === TRUE) return ALLOW;
-      return (outcomes & TRUE) === 0 ? DENY : filter;
+      return (outcomes & TRUE) === 0 ? DENY : filter();
     },
     check(row: Readonly<Record<string, unknown>>, user: AuthUser): boolean | undefined {
       if (!usableAtAll) return false;
-      const verdict = evaluateCompiled(condition, user, row, columns);
+      const verdict = evaluateCompiled(condition(), user, row, columns);
       return verdict === undefined && readsTables ? undefined : verdict === true;
     },
   });
