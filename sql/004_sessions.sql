@@ -10,9 +10,12 @@
 --                        it was rotated, and presenting it again revokes its session
 -- Any change to a user or a session NOTIFYs `rest_users` with the user's id: every server process
 -- drops its cached state of that user (runtime/auth/user-states.ts). Delivered at commit.
+-- No foreign keys: a session of a deleted user is refused because the user is gone, and its rows
+-- are deleted by `rest auth user remove` or, like every ended session, at the user's next login;
+-- tools that map every table's relationships (Platformatic DB) stumble on keys between internal tables.
 CREATE TABLE auth_sessions (
   id varchar(32) COLLATE "C" PRIMARY KEY,
-  user_id integer NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
+  user_id integer NOT NULL,
   user_stamp varchar(64) COLLATE "C" NOT NULL,
   created_at bigint NOT NULL,
   expires_at bigint NOT NULL,
@@ -23,7 +26,7 @@ CREATE INDEX auth_sessions_user_id ON auth_sessions (user_id);
 
 CREATE TABLE auth_refresh_tokens (
   token_hash varchar(64) COLLATE "C" PRIMARY KEY,
-  session_id varchar(32) COLLATE "C" NOT NULL REFERENCES auth_sessions (id) ON DELETE CASCADE,
+  session_id varchar(32) COLLATE "C" NOT NULL,
   used_at bigint
 );
 

@@ -116,21 +116,19 @@ export const portableSessionsDdl: Readonly<Record<PortableDialect, readonly stri
   created_at BIGINT NOT NULL,
   expires_at BIGINT NOT NULL,
   revoked_at BIGINT NULL,
-  KEY auth_sessions_user_id (user_id),
-  CONSTRAINT auth_sessions_user FOREIGN KEY (user_id) REFERENCES auth_users (id) ON DELETE CASCADE
+  KEY auth_sessions_user_id (user_id)
 ) ENGINE=InnoDB`,
     `CREATE TABLE IF NOT EXISTS auth_refresh_tokens (
   token_hash VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
   session_id VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   used_at BIGINT NULL,
-  KEY auth_refresh_tokens_session_id (session_id),
-  CONSTRAINT auth_refresh_tokens_session FOREIGN KEY (session_id) REFERENCES auth_sessions (id) ON DELETE CASCADE
+  KEY auth_refresh_tokens_session_id (session_id)
 ) ENGINE=InnoDB`,
   ]),
   sqlite: Object.freeze([
     `CREATE TABLE IF NOT EXISTS auth_sessions (
   id TEXT NOT NULL PRIMARY KEY,
-  user_id INTEGER NOT NULL REFERENCES auth_users (id) ON DELETE CASCADE,
+  user_id INTEGER NOT NULL,
   user_stamp TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   expires_at INTEGER NOT NULL,
@@ -139,7 +137,7 @@ export const portableSessionsDdl: Readonly<Record<PortableDialect, readonly stri
     'CREATE INDEX IF NOT EXISTS auth_sessions_user_id ON auth_sessions (user_id)',
     `CREATE TABLE IF NOT EXISTS auth_refresh_tokens (
   token_hash TEXT NOT NULL PRIMARY KEY,
-  session_id TEXT NOT NULL REFERENCES auth_sessions (id) ON DELETE CASCADE,
+  session_id TEXT NOT NULL,
   used_at INTEGER
 )`,
     'CREATE INDEX IF NOT EXISTS auth_refresh_tokens_session_id ON auth_refresh_tokens (session_id)',

@@ -87,9 +87,9 @@ export async function openSession(
 const CLEANUP_BATCH = 100;
 
 /**
- * Deletes a user's ended sessions (their refresh tokens go with them), by primary key: a range
- * DELETE on `user_id` would take InnoDB gap locks that deadlock concurrent logins of the user.
- * Housekeeping only — a failure leaves rows that are dead anyway, so it is not the login's error.
+ * Deletes a user's ended sessions and their refresh tokens, by key: a range DELETE on `user_id`
+ * would take InnoDB gap locks that deadlock concurrent logins of the user. Housekeeping only — a
+ * failure leaves rows that are dead anyway, so it is not the login's error.
  */
 async function deleteEndedSessions(adapter: DbAdapter, userId: number, now: number): Promise<void> {
   try {
@@ -98,11 +98,25 @@ async function deleteEndedSessions(adapter: DbAdapter, userId: number, now: numb
       sql`SELECT id FROM auth_sessions WHERE user_id = ${userId} AND (revoked_at IS NOT NULL OR expires_at <= ${now})`,
     );
     for (const row of rows.slice(0, CLEANUP_BATCH)) {
-      await adapter.query(sql`DELETE FROM auth_sessions WHERE id = ${String(row['id'])}`);
+      await adapter.transaction((tx) => deleteSession(tx, adapter, String(row['id'])));
     }
   } catch {
     // Left for the user's next login.
   }
+}
+
+/** A session and its refresh tokens (there are no foreign keys to do it: sql/004_sessions.sql). */
+async function deleteSession(tx: DbSession, adapter: DbAdapter, sid: string): Promise<void> {
+  const sql = boundSql(adapter.dialect);
+  await tx.query(sql`DELETE FROM auth_refresh_tokens WHERE session_id = ${sid}`);
+  await tx.query(sql`DELETE FROM auth_sessions WHERE id = ${sid}`);
+}
+
+/** Every session of a user and its refresh tokens, in the caller's transaction (the user is being removed). */
+export async function deleteUserSessions(tx: DbSession, adapter: DbAdapter, userId: number): Promise<void> {
+  const sql = boundSql(adapter.dialect);
+  const { rows } = await tx.query(sql`SELECT id FROM auth_sessions WHERE user_id = ${userId}`);
+  for (const row of rows) await deleteSession(tx, adapter, String(row['id']));
 }
 
 export type Rotation =

@@ -9,7 +9,7 @@ import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, DbSession } from '../db/adapter.js';
 import { createPasswordHasher, validatePassword, type PasswordHasher } from './passwords.js';
 import type { LoginLockouts, LoginRateLimiter } from './rate-limiter.js';
-import { isTrue, revokeUserSessions } from './sessions.js';
+import { deleteUserSessions, isTrue, revokeUserSessions } from './sessions.js';
 import { listUsers, type PublicUser } from './users.js';
 import { usernameKey } from './usernames.js';
 
@@ -53,7 +53,6 @@ function changeUser<T extends object>(
       username: String(row['username']),
       is_admin: isTrue(row['is_admin']),
     };
-    // Sessions first: a removed user's sessions go with the row (ON DELETE CASCADE).
     const revoked = await revokeUserSessions(tx, adapter, user.id);
     const result = await change(tx, user);
     return { id: user.id, username: user.username, sessions_revoked: revoked, ...result };
@@ -64,6 +63,7 @@ function changeUser<T extends object>(
 export function removeUser(adapter: DbAdapter, username: string): Promise<UserChange> {
   const sql = boundSql(adapter.dialect);
   return changeUser(adapter, username, async (tx, user) => {
+    await deleteUserSessions(tx, adapter, user.id);
     await tx.query(sql`DELETE FROM auth_users WHERE id = ${user.id}`);
     return {};
   });
