@@ -26,6 +26,55 @@ export default tseslint.config(
     },
   },
   {
+    // The code map (README): data flows grammar → compiler → runtime → HTTP/CLI, never back.
+    files: ['errors/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../*/**', '../*.js'], message: 'errors/ is the bottom layer: it imports nothing of the project.' }] },
+      ],
+    },
+  },
+  {
+    files: ['runtime/**/*.ts'],
+    ignores: ['runtime/db/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/cli/**', '**/bench/**', '**/test/**'], message: 'The runtime serves the CLI and HTTP; it never imports them.' }] },
+      ],
+    },
+  },
+  {
+    files: ['runtime/db/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '../plan/**',
+                '../request/**',
+                '../handlers/**',
+                '../http/**',
+                '../enforce/**',
+                '../policies/**',
+                '../rls/**',
+                '../auth/**',
+                '../*.js',
+                '**/cli/**',
+                '**/bench/**',
+                '**/test/**',
+              ],
+              message: 'runtime/db/ is the bottom of the runtime: drivers, adapters and their errors; it imports only compiler/ and errors/ besides itself.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // A command's definition (name, flags, help) is loaded by every run, --help included; what it
     // does lives in cli/handlers/, imported with import() when it runs (test/unit/cli/lazy-commands.test.ts).
     files: ['cli/commands/**/*.ts'],
