@@ -238,7 +238,8 @@ export function withDatabaseName(url: string, database: string): string {
   return u.toString();
 }
 
-async function withPgClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+/** One connection for `fn`, always closed. */
+export async function withPgClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -442,6 +442,20 @@ async function runLogin(
   }
 }
 
+/** A lane's result: its failure, no completed round, or the summary of its rounds. */
+function outcomeOf(failure: string | undefined, rounds: readonly RoundSample[]) {
+  if (failure !== undefined) return { ok: false as const, reason: failure };
+  if (rounds.length === 0) return { ok: false as const, reason: 'no round completed' };
+  return { ok: true as const, value: summarize(rounds) };
+}
+
+/** Per-round req/s and p99 ratios of `rounds` to `reference`; null when the rounds do not pair up. */
+function ratiosTo(rounds: readonly RoundSample[], reference: readonly RoundSample[]) {
+  const rps = ratiosByRound(rounds, reference, (r) => r.rps);
+  const p99 = ratiosByRound(rounds, reference, (r) => r.p99Ms);
+  return rps === null || p99 === null ? null : { rps, p99 };
+}
+
 function scenarioRow(
   c: ContenderState,
   phase: 'read' | 'write',
@@ -453,21 +467,10 @@ function scenarioRow(
   return {
     contender: c.spec.id,
     label: c.spec.label,
-    outcome:
-      failure !== undefined
-        ? { ok: false, reason: failure }
-        : rounds.length === 0
-          ? { ok: false, reason: 'no round completed' }
-          : { ok: true, value: summarize(rounds) },
+    outcome: outcomeOf(failure, rounds),
     rounds,
     vsBaseline:
-      phase === 'read' && reference.length > 0 && rounds.length > 0
-        ? (() => {
-            const rps = ratiosByRound(rounds, reference, (r) => r.rps);
-            const p99 = ratiosByRound(rounds, reference, (r) => r.p99Ms);
-            return rps === null || p99 === null ? null : { rps, p99 };
-          })()
-        : null,
+      phase === 'read' && reference.length > 0 && rounds.length > 0 ? ratiosTo(rounds, reference) : null,
     roundTrips: phase === 'read' ? c.roundTrips.read : c.roundTrips.write,
   };
 }
@@ -484,23 +487,13 @@ function vsOwnerRow(
   roundTrips: Measured<RoundTrips> | null,
 ): TeamRow {
   const failure = c.failure ?? ownFailure;
-  const both = (reference: readonly RoundSample[]) => {
-    const rps = ratiosByRound(rounds, reference, (r) => r.rps);
-    const p99 = ratiosByRound(rounds, reference, (r) => r.p99Ms);
-    return rps === null || p99 === null ? null : { rps, p99 };
-  };
   return {
     contender: c.spec.id,
     label: c.spec.label,
-    outcome:
-      failure !== undefined
-        ? { ok: false, reason: failure }
-        : rounds.length === 0
-          ? { ok: false, reason: 'no round completed' }
-          : { ok: true, value: summarize(rounds) },
+    outcome: outcomeOf(failure, rounds),
     rounds,
     vsBaseline: null,
-    vsOwnerRead: c.readRounds.length > 0 && rounds.length > 0 ? both(c.readRounds) : null,
+    vsOwnerRead: c.readRounds.length > 0 && rounds.length > 0 ? ratiosTo(rounds, c.readRounds) : null,
     roundTrips,
   };
 }

@@ -7,9 +7,9 @@
 
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { userStamp } from '../runtime/auth/sessions.js';
 import { usernameKey } from '../runtime/auth/usernames.js';
+import { withPgClient } from './generate-data.js';
 import type { ContenderId } from './report-model.js';
 import { mintToken, type UserToken } from './workloads.js';
 
@@ -119,15 +119,6 @@ export async function mintSessionTokens(
   );
 }
 
-async function withPgClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 export async function takenUserIdsPostgres(url: string): Promise<ReadonlySet<number>> {
   const { rows } = await withPgClient(url, (c) => c.query<{ id: number }>('SELECT id FROM auth_users'));
