@@ -5,9 +5,10 @@
 import { boundSql } from '../../compiler/sql/fragment.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter } from '../db/adapter.js';
-import { validatePassword, type PasswordHasher } from './passwords.js';
+import { validatePassword } from './passwords.js';
 import { throttledCheck, type LoginRateLimiter } from './rate-limiter.js';
 import { isTrue, restampSession, revokeUserSessions, userStamp } from './sessions.js';
+import { hasherOf, stringFields, type UserServiceOptions } from './users.js';
 
 export interface PasswordChange {
   readonly userId: number;
@@ -17,41 +18,16 @@ export interface PasswordChange {
   readonly newPassword: string;
 }
 
-export interface PasswordChangeDeps {
+export interface PasswordChangeDeps extends UserServiceOptions {
   readonly adapter: DbAdapter;
-  readonly hasher: PasswordHasher;
   readonly limiter: LoginRateLimiter;
   readonly clientAddress: string;
 }
 
-const FIELDS: ReadonlySet<string> = new Set(['current_password', 'new_password']);
-
 /** The body: exactly `current_password` and `new_password`, both strings (400 otherwise). */
 export function parsePasswordChange(body: unknown): { readonly current: string; readonly next: string } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new RestError(
-      'invalid_input',
-      'invalid_body',
-      'the body must be a JSON object with "current_password" and "new_password"',
-    );
-  }
-  const record = body as Readonly<Record<string, unknown>>;
-  const extra = Object.keys(record).find((k) => !FIELDS.has(k));
-  if (extra !== undefined) {
-    throw new RestError(
-      'invalid_input',
-      'invalid_body',
-      `unexpected field "${extra}": only "current_password" and "new_password" are accepted`,
-      { details: { field: extra } },
-    );
-  }
-  for (const field of FIELDS) {
-    if (typeof record[field] !== 'string')
-      throw new RestError('invalid_input', 'invalid_body', `"${field}" is required and must be a string`, {
-        details: { field },
-      });
-  }
-  return { current: record['current_password'] as string, next: record['new_password'] as string };
+  const fields = stringFields(body, ['current_password', 'new_password']);
+  return { current: fields.current_password, next: fields.new_password };
 }
 
 const wrongPassword = (): RestError =>
@@ -61,7 +37,8 @@ const wrongPassword = (): RestError =>
 
 /** Changes the password; returns how many other sessions ended. */
 export async function changeOwnPassword(change: PasswordChange, deps: PasswordChangeDeps): Promise<number> {
-  const { adapter, hasher } = deps;
+  const { adapter } = deps;
+  const hasher = hasherOf(deps);
   try {
     validatePassword(change.newPassword);
   } catch (e) {

@@ -43,34 +43,44 @@ export interface AuthenticateOptions extends UserServiceOptions {
 }
 
 let defaultHasher: PasswordHasher | undefined;
-const hasherOf = (options: UserServiceOptions): PasswordHasher =>
+/** The hasher given, or one bcrypt hasher shared by every caller that gives none. */
+export const hasherOf = (options: UserServiceOptions): PasswordHasher =>
   options.hasher ?? (defaultHasher ??= createPasswordHasher());
-
-const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set(['username', 'password']);
 
 const invalidBody = (message: string, details: Readonly<Record<string, unknown>>): RestError =>
   new RestError('invalid_input', 'invalid_body', message, { details });
 
 /**
- * The body of `/auth/register` and `/auth/login`: exactly `username` and `password`, both
- * strings. Any other field (e.g. `is_admin`) is refused rather than ignored.
+ * An auth endpoint's body: a JSON object with exactly `fields`, each a string (400 `invalid_body`
+ * naming the field otherwise). Any other field (e.g. `is_admin`) is refused rather than ignored.
  */
-export function parseCredentials(body: unknown): Credentials {
+export function stringFields<K extends string>(
+  body: unknown,
+  fields: readonly K[],
+): Readonly<Record<K, string>> {
+  const names = fields.map((f) => `"${f}"`).join(' and ');
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalidBody('the body must be a JSON object with "username" and "password"', {});
+    throw invalidBody(`the body must be a JSON object with ${names}`, {});
   }
   const record = body as Readonly<Record<string, unknown>>;
-  const extra = Object.keys(record).filter((k) => !CREDENTIAL_FIELDS.has(k));
-  if (extra.length > 0) {
-    throw invalidBody(`unexpected field "${extra[0]}": only "username" and "password" are accepted`, {
-      field: extra[0],
-    });
+  const extra = Object.keys(record).find((k) => !(fields as readonly string[]).includes(k));
+  if (extra !== undefined) {
+    throw invalidBody(
+      `unexpected field "${extra}": only ${names} ${fields.length === 1 ? 'is' : 'are'} accepted`,
+      { field: extra },
+    );
   }
-  for (const field of CREDENTIAL_FIELDS) {
+  for (const field of fields) {
     if (typeof record[field] !== 'string')
       throw invalidBody(`"${field}" is required and must be a string`, { field });
   }
-  return { username: record['username'] as string, password: record['password'] as string };
+  return record as Readonly<Record<K, string>>;
+}
+
+/** The body of `/auth/register` and `/auth/login`: exactly `username` and `password`, both strings. */
+export function parseCredentials(body: unknown): Credentials {
+  const { username, password } = stringFields(body, ['username', 'password']);
+  return { username, password };
 }
 
 /** The one 401 of a failed login, whatever failed. */

@@ -9,7 +9,6 @@ import type { DbAdapter } from '../db/adapter.js';
 import type { PasswordHasher } from '../auth/passwords.js';
 import type { LoginRateLimiter } from '../auth/rate-limiter.js';
 import { changeOwnPassword, parsePasswordChange } from '../auth/password-change.js';
-import { createPasswordHasher } from '../auth/passwords.js';
 import {
   openSession,
   revokeByRefreshToken,
@@ -18,7 +17,14 @@ import {
   type SessionSubject,
 } from '../auth/sessions.js';
 import { invalidToken, sessionOf, type TokenService } from '../auth/tokens.js';
-import { authenticateUser, invalidCredentials, parseCredentials, registerUser } from '../auth/users.js';
+import {
+  authenticateUser,
+  invalidCredentials,
+  parseCredentials,
+  registerUser,
+  stringFields,
+} from '../auth/users.js';
+import { policyDenied } from '../enforce/denials.js';
 import type { AuthenticatedUser } from '../auth/users.js';
 import { clientAddress } from './client-address.js';
 import { readJsonBody } from './read-json-body.js';
@@ -57,9 +63,6 @@ type AuthRoute = (
 
 const hasherOption = (deps: AuthRoutesDeps) => (deps.hasher === undefined ? {} : { hasher: deps.hasher });
 
-let defaultHasher: ReturnType<typeof createPasswordHasher> | undefined;
-const hasherOf = (deps: AuthRoutesDeps) => deps.hasher ?? (defaultHasher ??= createPasswordHasher());
-
 /** Login and refresh answer alike: a new access token for the session, and its refresh token. */
 async function tokenPair(
   deps: AuthRoutesDeps,
@@ -83,30 +86,12 @@ async function tokenPair(
   };
 }
 
-/** `{"refresh_token": "…"}`; `required` false: an empty body or `{}` is no token. */
+/** `{"refresh_token": "…"}`; `required` false (logout): no body or `{}` is no token. */
 function refreshTokenOf(body: unknown, required: boolean): string | undefined {
-  if (body === undefined && !required) return undefined;
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new RestError(
-      'invalid_input',
-      'invalid_body',
-      'the body must be a JSON object with "refresh_token"',
-    );
-  const record = body as Readonly<Record<string, unknown>>;
-  const extra = Object.keys(record).find((k) => k !== 'refresh_token');
-  if (extra !== undefined) {
-    throw new RestError(
-      'invalid_input',
-      'invalid_body',
-      `unexpected field "${extra}": only "refresh_token" is accepted`,
-      {
-        details: { field: extra },
-      },
-    );
-  }
-  const token = record['refresh_token'];
-  if (token === undefined && !required) return undefined;
-  if (typeof token !== 'string' || token.length === 0) {
+  const empty = body === undefined || (isPlainObject(body) && Object.keys(body).length === 0);
+  if (!required && empty) return undefined;
+  const token = stringFields(body, ['refresh_token']).refresh_token;
+  if (token.length === 0) {
     throw new RestError('invalid_input', 'invalid_body', '"refresh_token" is required and must be a string', {
       details: { field: 'refresh_token' },
     });
@@ -114,21 +99,16 @@ function refreshTokenOf(body: unknown, required: boolean): string | undefined {
   return token;
 }
 
+const isPlainObject = (v: unknown): v is object => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** A request that carries a body (logout's is optional). */
 const hasBody = (req: Request): boolean =>
   req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-/** The caller of an endpoint for logged-in users; anonymous → 401. */
-function loggedIn(user: AuthUser): number {
+/** The caller of an endpoint for logged-in users; anonymous → the one 401 of denials.ts. */
+function loggedIn(user: AuthUser, path: string): number {
   if (!user.is_authenticated || user.id === null) {
-    throw new RestError(
-      'unauthenticated',
-      'unauthenticated',
-      'log in first: this endpoint needs a Bearer token',
-      {
-        headers: { 'WWW-Authenticate': 'Bearer' },
-      },
-    );
+    throw policyDenied(user, path, { message: 'log in first: this endpoint needs a Bearer token' });
   }
   return user.id;
 }
@@ -203,13 +183,13 @@ const routes: Readonly<Record<string, AuthRoute>> = {
     }
   },
   '/auth/password': async (deps, req, user) => {
-    const userId = loggedIn(user);
+    const userId = loggedIn(user, req.path);
     const { current, next } = parsePasswordChange(await readJsonBody(req));
     await changeOwnPassword(
       { userId, sid: sessionOf(user)?.sid, currentPassword: current, newPassword: next },
       {
         adapter: deps.adapter,
-        hasher: hasherOf(deps),
+        ...hasherOption(deps),
         limiter: deps.limiter,
         clientAddress: clientAddress(req, deps.trustProxy),
       },
@@ -218,8 +198,8 @@ const routes: Readonly<Record<string, AuthRoute>> = {
     return { status: 200, body: {} };
   },
   // "Log out everywhere": every session of the caller, the one asking included.
-  '/auth/sessions/revoke': async (deps, _req, user) => {
-    const userId = loggedIn(user);
+  '/auth/sessions/revoke': async (deps, req, user) => {
+    const userId = loggedIn(user, req.path);
     const revoked = await deps.adapter.transaction((tx) => revokeUserSessions(tx, deps.adapter, userId));
     deps.userChanged(userId);
     return { status: 200, body: { revoked } };
