@@ -14,10 +14,13 @@ export interface PolicyCacheLogger {
   warn(fields: Readonly<Record<string, unknown>>, message: string): void;
 }
 
-/** How the cache hears about changes made outside this process. */
+/** How a cache hears about changes made outside this process (policies; users: auth/user-states.ts). */
 export type PolicyChangeSource =
-  /** A push source (LISTEN/NOTIFY): `subscribe` registers the callback, returns a closer. */
-  | { readonly kind: 'push'; subscribe(onChange: () => void): { close(): Promise<void> } }
+  /**
+   * A push source (LISTEN/NOTIFY): `subscribe` registers the callback, returns a closer; the
+   * callback gets the notification's payload, undefined after a (re)connect (anything changed).
+   */
+  | { readonly kind: 'push'; subscribe(onChange: (payload?: string) => void): { close(): Promise<void> } }
   /** Re-read the rows periodically and compare them. */
   | { readonly kind: 'poll'; readonly intervalMs?: number };
 

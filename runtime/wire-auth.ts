@@ -17,7 +17,7 @@ import { createPasswordHasher } from './auth/passwords.js';
 import { createLoginRateLimiter } from './auth/rate-limiter.js';
 import { setupAuth, upgradeAuthTables } from './auth/setup.js';
 import { createTokenService, withSessions } from './auth/tokens.js';
-import { createUserStates, type UserChangeSource } from './auth/user-states.js';
+import { createUserStates } from './auth/user-states.js';
 import { DEFAULT_REFRESH_TTL_SECONDS, type Config } from './config.js';
 import type { DbAdapter } from './db/adapter.js';
 import { adapterRunner, type RequestRunner } from './enforce/request-runner.js';
@@ -32,8 +32,7 @@ import {
   withAuthTableGuards,
   writeObservingRunner,
 } from './policies/auth-table-guards.js';
-import { createDatabasePolicyCache } from './policies/database-policy-cache.js';
-import { createPgChangeListener } from './policies/pg-change-listener.js';
+import { createDatabasePolicyCache, databaseChangeSource } from './policies/database-policy-cache.js';
 import { createPortableAuthorizer } from './enforce/portable-authorizer.js';
 import type { NativeRls } from './rls/native-rls.js';
 
@@ -84,24 +83,6 @@ const ADDED_TABLES = [LOGIN_THROTTLE_TABLE, SESSIONS_TABLE, REFRESH_TOKENS_TABLE
 /** The NOTIFY channel of sql/004_sessions.sql: a user's row or sessions changed. */
 export const USER_CHANNEL = 'rest_users';
 
-/** How the user-state cache hears of changes made by other processes. */
-function userChangeSource(config: Config, adapter: DbAdapter, logger: Logger): UserChangeSource {
-  if (adapter.kind !== 'postgres') return { kind: 'poll' };
-  return {
-    kind: 'push',
-    subscribe: (onChange) =>
-      createPgChangeListener({
-        url: config.db.url,
-        channel: USER_CHANNEL,
-        logger,
-        onChange: (payload) => {
-          const id = payload === undefined || payload === '' ? undefined : Number(payload);
-          onChange(id !== undefined && Number.isSafeInteger(id) ? id : undefined);
-        },
-      }),
-  };
-}
-
 async function upgradeWhereSetUp(config: Config, adapter: DbAdapter, schema: SchemaCache): Promise<void> {
   const { tables } = await schema.get();
   const missing = ADDED_TABLES.filter((t) => !tables.has(t));
@@ -137,7 +118,11 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
     };
   }
   await upgradeWhereSetUp(config, adapter, schema);
-  const users = createUserStates({ adapter, changes: userChangeSource(config, adapter, logger), logger });
+  const users = createUserStates({
+    adapter,
+    changes: databaseChangeSource({ adapter, url: config.db.url, logger }, USER_CHANNEL),
+    logger,
+  });
   const tokens = withSessions(
     createTokenService({ secret: config.auth.secret, ttlSeconds: config.auth.tokenTtlSeconds }),
     users,

@@ -165,7 +165,11 @@ export async function rotateRefreshToken(
       is_admin: isTrue(row['is_admin']),
       stamp: userStamp(String(row['password']), isTrue(row['is_admin'])),
     };
-    if (row['revoked_at'] !== null || Number(row['expires_at']) <= now || String(row['user_stamp']) !== user.stamp)
+    if (
+      row['revoked_at'] !== null ||
+      Number(row['expires_at']) <= now ||
+      String(row['user_stamp']) !== user.stamp
+    )
       return { kind: 'revoked', userId };
     const used = await tx.query(
       sql`UPDATE auth_refresh_tokens SET used_at = ${now} WHERE token_hash = ${digest} AND used_at IS NULL`,
@@ -233,12 +237,18 @@ export async function restampSession(
   await tx.query(boundSql(adapter.dialect)`UPDATE auth_sessions SET user_stamp = ${stamp} WHERE id = ${sid}`);
 }
 
+/** A live session as the cache keeps it: the user stamp it was made with and its refresh expiry. */
+export interface StoredSession {
+  readonly stamp: string;
+  readonly expiresAt: number;
+}
+
 /** A user's live sessions as the cache keeps them: sid → stamp and refresh expiry. */
 export interface StoredUserState {
   readonly username: string;
   readonly isAdmin: boolean;
   readonly stamp: string;
-  readonly sessions: ReadonlyMap<string, { readonly stamp: string; readonly expiresAt: number }>;
+  readonly sessions: ReadonlyMap<string, StoredSession>;
 }
 
 /** The stored state of these users (absent from the map: no such user). One statement. */
@@ -246,42 +256,33 @@ export async function loadUserStates(
   adapter: DbAdapter,
   userIds: readonly number[],
 ): Promise<ReadonlyMap<number, StoredUserState>> {
-  const out = new Map<number, StoredUserState>();
-  if (userIds.length === 0) return out;
+  if (userIds.length === 0) return new Map();
   const list = new SqlBuilder(adapter.dialect).append(
     'SELECT u.id, u.username, u.is_admin, u.password, s.id AS sid, s.user_stamp, s.expires_at FROM auth_users u LEFT JOIN auth_sessions s ON s.user_id = u.id AND s.revoked_at IS NULL WHERE u.id IN (',
   );
   userIds.forEach((id, i) => list.append(i === 0 ? '' : ', ').appendValue(id));
   list.append(')');
   const { rows } = await adapter.query(renderSql(adapter.dialect, list.build()));
-  const building = new Map<
-    number,
-    { state: StoredUserState; sessions: Map<string, { stamp: string; expiresAt: number }> }
-  >();
+  const states = new Map<number, StoredUserState & { readonly sessions: Map<string, StoredSession> }>();
   for (const row of rows) {
     const id = Number(row['id']);
-    let entry = building.get(id);
-    if (entry === undefined) {
+    let state = states.get(id);
+    if (state === undefined) {
       const isAdmin = isTrue(row['is_admin']);
-      const sessions = new Map<string, { stamp: string; expiresAt: number }>();
-      entry = {
-        sessions,
-        state: {
-          username: String(row['username']),
-          isAdmin,
-          stamp: userStamp(String(row['password']), isAdmin),
-          sessions,
-        },
+      state = {
+        username: String(row['username']),
+        isAdmin,
+        stamp: userStamp(String(row['password']), isAdmin),
+        sessions: new Map(),
       };
-      building.set(id, entry);
+      states.set(id, state);
     }
     if (row['sid'] !== null && row['sid'] !== undefined) {
-      entry.sessions.set(String(row['sid']), {
+      state.sessions.set(String(row['sid']), {
         stamp: String(row['user_stamp']),
         expiresAt: Number(row['expires_at']),
       });
     }
   }
-  for (const [id, { state }] of building) out.set(id, state);
-  return out;
+  return states;
 }

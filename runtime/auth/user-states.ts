@@ -6,6 +6,7 @@
 // once per poll interval — and changes made by this process at once (`forget`).
 
 import type { DbAdapter } from '../db/adapter.js';
+import type { PolicyChangeSource } from '../policy-cache.js';
 import { loadUserStates, type StoredUserState } from './sessions.js';
 
 export const DEFAULT_USER_CACHE_SIZE = 10_000;
@@ -19,17 +20,10 @@ export interface SessionUser {
   readonly isAdmin: boolean;
 }
 
-export type UserChangeSource =
-  /** `subscribe(onChange)`: onChange(user id) for one user, onChange(undefined) for everyone. */
-  | {
-      readonly kind: 'push';
-      subscribe(onChange: (userId: number | undefined) => void): { close(): Promise<void> };
-    }
-  | { readonly kind: 'poll'; readonly intervalMs?: number };
-
 export interface UserStatesOptions {
   readonly adapter: DbAdapter;
-  readonly changes: UserChangeSource;
+  /** A push source's payload is the changed user's id; none (a reconnect) means anyone. */
+  readonly changes: PolicyChangeSource;
   readonly now?: () => number;
   readonly cacheSize?: number;
   readonly logger?: { warn(fields: Readonly<Record<string, unknown>>, message: string): void };
@@ -111,7 +105,10 @@ export function createUserStates(options: UserStatesOptions): UserStates {
 
   let stop: () => Promise<void>;
   if (options.changes.kind === 'push') {
-    const subscription = options.changes.subscribe(changed);
+    const subscription = options.changes.subscribe((payload) => {
+      const id = payload === undefined || payload === '' ? undefined : Number(payload);
+      changed(id !== undefined && Number.isSafeInteger(id) ? id : undefined);
+    });
     stop = () => subscription.close();
   } else {
     let polling = false;

@@ -56,7 +56,17 @@ export function policyLoader(
   };
 }
 
-export function policyChangeSource(deps: DatabasePolicyCacheDeps): PolicyChangeSource {
+export const policyChangeSource = (deps: DatabasePolicyCacheDeps): PolicyChangeSource =>
+  databaseChangeSource(deps, POLICY_CHANNEL);
+
+/**
+ * How a cache of rows of this database hears of changes: PostgreSQL LISTENs on `channel` (which a
+ * trigger NOTIFYs), MySQL/MariaDB and SQLite poll.
+ */
+export function databaseChangeSource(
+  deps: Pick<DatabasePolicyCacheDeps, 'adapter' | 'url' | 'logger' | 'pollIntervalMs'>,
+  channel: string,
+): PolicyChangeSource {
   switch (deps.adapter.kind) {
     case 'postgres':
       return {
@@ -64,7 +74,7 @@ export function policyChangeSource(deps: DatabasePolicyCacheDeps): PolicyChangeS
         subscribe: (onChange) =>
           createPgChangeListener({
             url: deps.url,
-            channel: POLICY_CHANNEL,
+            channel,
             onChange,
             ...(deps.logger === undefined ? {} : { logger: deps.logger }),
           }),
