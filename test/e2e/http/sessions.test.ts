@@ -101,6 +101,29 @@ forEachAuthDatabase('sessions', (ctx) => {
     expect(await within2s(() => other.get('/notes', bearer(second.token)), 401)).toBe(401);
   });
 
+  it('a refresh token past -auth.refresh_ttl is 401, and a refresh restarts its lifetime', async () => {
+    const { config } = ctx();
+    // A server of the same database whose sessions' refresh tokens live two seconds.
+    const short = await startTestServer({ ...config, auth: { ...config.auth, refreshTtlSeconds: 2 } });
+    try {
+      const http = client(short.url);
+      const user = await newUser(ctx());
+      const pair = await login(http, user.username, user.password);
+      await new Promise((r) => setTimeout(r, 1200));
+      const renewed = await http.post('/auth/refresh', { refresh_token: pair.refresh_token });
+      expect(renewed.status, renewed.text).toBe(200);
+      await new Promise((r) => setTimeout(r, 1200));
+      // 2.4 s after login, 1.2 s after the refresh: the renewed token still works.
+      const again = await http.post('/auth/refresh', { refresh_token: (renewed.json as Pair).refresh_token });
+      expect(again.status, again.text).toBe(200);
+      await new Promise((r) => setTimeout(r, 2200));
+      const expired = await http.post('/auth/refresh', { refresh_token: (again.json as Pair).refresh_token });
+      expectError(expired, 401, 'invalid_token');
+    } finally {
+      await short.handle.close();
+    }
+  });
+
   it('refresh without a token is 400; an unknown one is 401', async () => {
     const { http } = ctx();
     expectError(await http.post('/auth/refresh', {}), 400, 'invalid_body');
