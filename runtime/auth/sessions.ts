@@ -214,16 +214,10 @@ export async function revokeUserSessions(
   userId: number,
   options: Partial<SessionClock> & { readonly exceptSid?: string } = {},
 ): Promise<number> {
-  const sql = boundSql(adapter.dialect);
-  const now = nowOf(options);
-  const result =
-    options.exceptSid === undefined
-      ? await tx.query(
-          sql`UPDATE auth_sessions SET revoked_at = ${now} WHERE user_id = ${userId} AND revoked_at IS NULL`,
-        )
-      : await tx.query(
-          sql`UPDATE auth_sessions SET revoked_at = ${now} WHERE user_id = ${userId} AND revoked_at IS NULL AND id <> ${options.exceptSid}`,
-        );
+  // No session id is empty: `id <> ''` keeps every session when none is excepted.
+  const result = await tx.query(
+    boundSql(adapter.dialect)`UPDATE auth_sessions SET revoked_at = ${nowOf(options)} WHERE user_id = ${userId} AND revoked_at IS NULL AND id <> ${options.exceptSid ?? ''}`,
+  );
   return result.rowCount;
 }
 
