@@ -3,7 +3,12 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
+import {
+  type CommandContext,
+  JSON_DONE_OPTION,
+  lazyHandler,
+  USERNAME_POSITIONAL,
+} from './command-context.js';
 
 export interface AdminArgs extends GlobalArgs {
   readonly username: string;
@@ -17,13 +22,9 @@ export function authUserAdminCommand(ctx: CommandContext): CommandModule<GlobalA
     describe: "Grant (true) or revoke (false) admin; the user's sessions end",
     builder: (y) =>
       y
-        .positional('username', {
-          type: 'string',
-          demandOption: true,
-          describe: 'Matched without regard to case, like a login',
-        })
+        .positional('username', USERNAME_POSITIONAL)
         .positional('is_admin', { type: 'string', demandOption: true, describe: 'true or false' })
-        .option('json', { type: 'boolean', default: false, describe: 'Print what was done as JSON' })
+        .option('json', JSON_DONE_OPTION)
         .example('$0 auth user admin alice true', 'Make alice an admin')
         .example('$0 auth user admin alice false', 'Demote her again, at once'),
     handler: lazyHandler(() => import('../handlers/auth-user-admin.js'), ctx),

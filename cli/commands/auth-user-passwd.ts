@@ -4,7 +4,12 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
+import {
+  type CommandContext,
+  JSON_DONE_OPTION,
+  lazyHandler,
+  USERNAME_POSITIONAL,
+} from './command-context.js';
 
 export interface PasswdArgs extends GlobalArgs {
   readonly username: string;
@@ -19,16 +24,12 @@ export function authUserPasswdCommand(ctx: CommandContext): CommandModule<Global
       "Set a user's password (prompted, or generated when stdin is not a terminal); their sessions end",
     builder: (y) =>
       y
-        .positional('username', {
-          type: 'string',
-          demandOption: true,
-          describe: 'Matched without regard to case, like a login',
-        })
+        .positional('username', USERNAME_POSITIONAL)
         .positional('password', {
           type: 'string',
           describe: '8-72 UTF-8 bytes; omitted: prompted or generated',
         })
-        .option('json', { type: 'boolean', default: false, describe: 'Print what was done as JSON' })
+        .option('json', JSON_DONE_OPTION)
         .example('$0 auth user passwd bob', 'Type a new password for bob (not echoed)')
         .example('$0 auth user passwd bob < /dev/null', 'Generate one and print it once'),
     handler: lazyHandler(() => import('../handlers/auth-user-passwd.js'), ctx),

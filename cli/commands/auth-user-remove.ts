@@ -2,7 +2,12 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
+import {
+  type CommandContext,
+  JSON_DONE_OPTION,
+  lazyHandler,
+  USERNAME_POSITIONAL,
+} from './command-context.js';
 
 export interface RemoveArgs extends GlobalArgs {
   readonly username: string;
@@ -15,12 +20,8 @@ export function authUserRemoveCommand(ctx: CommandContext): CommandModule<Global
     describe: 'Remove a user; their sessions end',
     builder: (y) =>
       y
-        .positional('username', {
-          type: 'string',
-          demandOption: true,
-          describe: 'Matched without regard to case, like a login',
-        })
-        .option('json', { type: 'boolean', default: false, describe: 'Print what was done as JSON' })
+        .positional('username', USERNAME_POSITIONAL)
+        .option('json', JSON_DONE_OPTION)
         .example('$0 auth user remove bob', 'Remove bob and log him out everywhere'),
     handler: lazyHandler(() => import('../handlers/auth-user-remove.js'), ctx),
   };

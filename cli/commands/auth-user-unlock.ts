@@ -3,7 +3,12 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
+import {
+  type CommandContext,
+  JSON_DONE_OPTION,
+  lazyHandler,
+  USERNAME_POSITIONAL,
+} from './command-context.js';
 
 export interface UnlockArgs extends GlobalArgs {
   readonly username: string;
@@ -16,12 +21,8 @@ export function authUserUnlockCommand(ctx: CommandContext): CommandModule<Global
     describe: "Clear a user's login lock-outs (failed logins from every address); their sessions end",
     builder: (y) =>
       y
-        .positional('username', {
-          type: 'string',
-          demandOption: true,
-          describe: 'Matched without regard to case, like a login',
-        })
-        .option('json', { type: 'boolean', default: false, describe: 'Print what was done as JSON' })
+        .positional('username', USERNAME_POSITIONAL)
+        .option('json', JSON_DONE_OPTION)
         .example('$0 auth user unlock bob', 'Let bob log in again at once'),
     handler: lazyHandler(() => import('../handlers/auth-user-unlock.js'), ctx),
   };

@@ -53,3 +53,17 @@ export const lazyHandler =
   ) =>
   async (argv: A): Promise<void> =>
     (await load()).run(ctx, argv);
+
+/** The `<username>` of the account commands: matched like a login (case-insensitive key). */
+export const USERNAME_POSITIONAL = {
+  type: 'string',
+  demandOption: true,
+  describe: 'Matched without regard to case, like a login',
+} as const;
+
+/** `--json` of the commands that report what they did. */
+export const JSON_DONE_OPTION = {
+  type: 'boolean',
+  default: false,
+  describe: 'Print what was done as JSON',
+} as const;
