@@ -6,13 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ALL_KINDS,
-  createTestDatabase,
-  isAvailable,
-  skipReason,
-  type TestDatabase,
-} from '../../support/databases.js';
+import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
+import { describeEachDatabase } from '../../support/each-database.js';
 import { runRest, spawnRest, type Exit } from './rest-process.js';
 
 const SECRET = 'a-secret-that-is-long-enough-0123456789';
@@ -68,67 +63,61 @@ describe('a secret given but empty (real process)', () => {
   });
 });
 
-for (const kind of ALL_KINDS) {
-  const reason = skipReason(kind);
-  describe.skipIf(!isAvailable(kind))(
-    `no secret on a database where setup ran [${kind}]${reason === undefined ? '' : ` — ${reason}`}`,
-    () => {
-      let db: TestDatabase;
+describeEachDatabase('no secret on a database where setup ran', (kind) => {
+  let db: TestDatabase;
 
-      beforeAll(async () => {
-        db = await createTestDatabase(kind);
-        const setup = await runRest(['-db.url', db.url, 'auth', 'setup']);
-        expect(setup.code).toBe(0);
-      });
-      afterAll(async () => {
-        await db?.drop();
-      });
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    const setup = await runRest(['-db.url', db.url, 'auth', 'setup']);
+    expect(setup.code).toBe(0);
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
 
-      it('refuses to start: exit 1, one line saying to set a secret or -auth.enabled=false', async () => {
-        const exit = await runRest(['-db.url', db.url, ...ADDR]);
-        expectRefused(
-          exit,
-          /^rest: the database has auth_users \(auth setup was run\) but no auth\.secret is configured: set one \(-auth\.secret or REST_AUTH_SECRET\), or switch auth off explicitly with -auth\.enabled=false\n$/,
-        );
-      });
+  it('refuses to start: exit 1, one line saying to set a secret or -auth.enabled=false', async () => {
+    const exit = await runRest(['-db.url', db.url, ...ADDR]);
+    expectRefused(
+      exit,
+      /^rest: the database has auth_users \(auth setup was run\) but no auth\.secret is configured: set one \(-auth\.secret or REST_AUTH_SECRET\), or switch auth off explicitly with -auth\.enabled=false\n$/,
+    );
+  });
 
-      it.each([
-        ['-auth.enabled=false', ['-auth.enabled=false'], {}],
-        ['-auth.enabled off', ['-auth.enabled', 'off'], {}],
-        ['REST_AUTH_ENABLED=false', [], { REST_AUTH_ENABLED: 'false' }],
-        ['auth: {enabled: false} in the YAML file', ['-config', 'off.yml'], {}],
-      ])(
-        'starts with %s, logs one warning that every endpoint is public, and serves auth_users publicly',
-        async (_name, args, env) => {
-          writeFileSync(join(dir, 'off.yml'), 'auth: {enabled: false}\n');
-          const p = spawnRest(['-db.url', db.url, ...ADDR, ...args], { cwd: dir, env });
-          const url = await p.started();
-          const [warning, started, ...more] = p
-            .stdoutLines()
-            .map((l) => JSON.parse(l) as Record<string, unknown>);
-          expect(warning).toMatchObject({
-            level: 40,
-            msg: 'auth is switched off (auth.enabled=false): every endpoint is public',
-          });
-          expect(started?.['msg']).toMatch(/^listening on .* auth off, rls (on|off)\)$/);
-          expect(more).toEqual([]);
-          const users = await fetch(`${url}/auth_users`);
-          expect(users.status).toBe(200);
-          const rows = (await users.json()) as Array<Record<string, unknown>>;
-          expect(rows.map((r) => r['username'])).toEqual(['admin']);
-          expect(rows[0]).not.toHaveProperty('password');
-          const exit = await p.stop();
-          expect([exit.code, exit.stderr]).toEqual([0, '']);
-        },
-      );
-
-      it('starts with auth on when a secret is configured: auth_users is not public', async () => {
-        const p = spawnRest(['-db.url', db.url, ...ADDR], { env: { REST_AUTH_SECRET: SECRET } });
-        const url = await p.started();
-        expect(p.stdoutLines().find((l) => l.includes('"level":40'))).toBeUndefined();
-        expect((await fetch(`${url}/auth_users`)).status).toBe(401);
-        expect((await p.stop()).code).toBe(0);
+  it.each([
+    ['-auth.enabled=false', ['-auth.enabled=false'], {}],
+    ['-auth.enabled off', ['-auth.enabled', 'off'], {}],
+    ['REST_AUTH_ENABLED=false', [], { REST_AUTH_ENABLED: 'false' }],
+    ['auth: {enabled: false} in the YAML file', ['-config', 'off.yml'], {}],
+  ])(
+    'starts with %s, logs one warning that every endpoint is public, and serves auth_users publicly',
+    async (_name, args, env) => {
+      writeFileSync(join(dir, 'off.yml'), 'auth: {enabled: false}\n');
+      const p = spawnRest(['-db.url', db.url, ...ADDR, ...args], { cwd: dir, env });
+      const url = await p.started();
+      const [warning, started, ...more] = p
+        .stdoutLines()
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(warning).toMatchObject({
+        level: 40,
+        msg: 'auth is switched off (auth.enabled=false): every endpoint is public',
       });
+      expect(started?.['msg']).toMatch(/^listening on .* auth off, rls (on|off)\)$/);
+      expect(more).toEqual([]);
+      const users = await fetch(`${url}/auth_users`);
+      expect(users.status).toBe(200);
+      const rows = (await users.json()) as Array<Record<string, unknown>>;
+      expect(rows.map((r) => r['username'])).toEqual(['admin']);
+      expect(rows[0]).not.toHaveProperty('password');
+      const exit = await p.stop();
+      expect([exit.code, exit.stderr]).toEqual([0, '']);
     },
   );
-}
+
+  it('starts with auth on when a secret is configured: auth_users is not public', async () => {
+    const p = spawnRest(['-db.url', db.url, ...ADDR], { env: { REST_AUTH_SECRET: SECRET } });
+    const url = await p.started();
+    expect(p.stdoutLines().find((l) => l.includes('"level":40'))).toBeUndefined();
+    expect((await fetch(`${url}/auth_users`)).status).toBe(401);
+    expect((await p.stop()).code).toBe(0);
+  });
+});

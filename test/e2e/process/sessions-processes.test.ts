@@ -3,14 +3,9 @@
 // CLI — is refused by the other process within 2 s, though it had already judged the session valid.
 
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ALL_KINDS,
-  createTestDatabase,
-  isAvailable,
-  skipReason,
-  type TestDatabase,
-} from '../../support/databases.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
+import { describeEachDatabase } from '../../support/each-database.js';
 import { runCli } from '../cli/run-cli.js';
 import { spawnRest, type RestProcess } from './rest-process.js';
 
@@ -46,82 +41,76 @@ async function statusWithin2s(url: string, token: string, wanted: number): Promi
   }
 }
 
-for (const kind of ALL_KINDS) {
-  const reason = skipReason(kind);
-  describe.skipIf(!isAvailable(kind))(
-    `sessions across processes [${kind}]${reason === undefined ? '' : ` — ${reason}`}`,
-    () => {
-      let db: TestDatabase;
-      let processes: RestProcess[] = [];
-      let urls: string[] = [];
-      let n = 0;
-      /** A new user of one test, registered through the first process. */
-      const newUser = async (): Promise<{ username: string; password: string }> => {
-        n += 1;
-        const user = { username: `user${n}`, password: `password of user ${n}` };
-        expect((await post(`${urls[0]}/auth/register`, user)).status).toBe(201);
-        return user;
-      };
+describeEachDatabase('sessions across processes', (kind) => {
+  let db: TestDatabase;
+  let processes: RestProcess[] = [];
+  let urls: string[] = [];
+  let n = 0;
+  /** A new user of one test, registered through the first process. */
+  const newUser = async (): Promise<{ username: string; password: string }> => {
+    n += 1;
+    const user = { username: `user${n}`, password: `password of user ${n}` };
+    expect((await post(`${urls[0]}/auth/register`, user)).status).toBe(201);
+    return user;
+  };
 
-      beforeAll(async () => {
-        db = await createTestDatabase(kind);
-        const serve = (): RestProcess =>
-          spawnRest(['serve', '-db.url', db.url, '-auth.secret', secret, '-addr', '127.0.0.1:0']);
-        processes = [serve(), serve()];
-        urls = await Promise.all(processes.map((p) => p.started()));
-        expect((await post(`${urls[0]}/auth/setup`)).status).toBe(201);
-        // The second process learns of the tables setup made through the first when its schema
-        // cache next looks (at most once a second): until then auth_policies is an unknown table.
-        for (const url of urls) {
-          const deadline = Date.now() + 5000;
-          while ((await fetch(`${url}/auth_policies`)).status === 404 && Date.now() < deadline)
-            await new Promise((r) => setTimeout(r, 100));
-        }
-      }, 60_000);
-      afterAll(async () => {
-        await Promise.all(processes.map((p) => (p.child.exitCode === null ? p.stop('SIGKILL') : undefined)));
-        await db?.drop();
-      });
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    const serve = (): RestProcess =>
+      spawnRest(['serve', '-db.url', db.url, '-auth.secret', secret, '-addr', '127.0.0.1:0']);
+    processes = [serve(), serve()];
+    urls = await Promise.all(processes.map((p) => p.started()));
+    expect((await post(`${urls[0]}/auth/setup`)).status).toBe(201);
+    // The second process learns of the tables setup made through the first when its schema
+    // cache next looks (at most once a second): until then auth_policies is an unknown table.
+    for (const url of urls) {
+      const deadline = Date.now() + 5000;
+      while ((await fetch(`${url}/auth_policies`)).status === 404 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => (p.child.exitCode === null ? p.stop('SIGKILL') : undefined)));
+    await db?.drop();
+  });
 
-      it('log out everywhere through one process: the other refuses the sessions within 2 s', async () => {
-        const [a = '', b = ''] = urls;
-        const user = await newUser();
-        const first = await login(a, user.username, user.password);
-        const second = await login(b, user.username, user.password);
-        expect(await probe(b, first)).toBe(403);
-        expect(await probe(b, second)).toBe(403);
-        const revoke = await post(`${a}/auth/sessions/revoke`, undefined, first);
-        expect(await revoke.json()).toEqual({ revoked: 2 });
-        expect(await statusWithin2s(b, first, 401)).toBe(401);
-        expect(await statusWithin2s(b, second, 401)).toBe(401);
-      });
+  it('log out everywhere through one process: the other refuses the sessions within 2 s', async () => {
+    const [a = '', b = ''] = urls;
+    const user = await newUser();
+    const first = await login(a, user.username, user.password);
+    const second = await login(b, user.username, user.password);
+    expect(await probe(b, first)).toBe(403);
+    expect(await probe(b, second)).toBe(403);
+    const revoke = await post(`${a}/auth/sessions/revoke`, undefined, first);
+    expect(await revoke.json()).toEqual({ revoked: 2 });
+    expect(await statusWithin2s(b, first, 401)).toBe(401);
+    expect(await statusWithin2s(b, second, 401)).toBe(401);
+  });
 
-      it("a password change through one process ends the user's other sessions on the other", async () => {
-        const [a = '', b = ''] = urls;
-        const user = await newUser();
-        const mine = await login(a, user.username, user.password);
-        const elsewhere = await login(b, user.username, user.password);
-        expect(await probe(b, elsewhere)).toBe(403);
-        const change = await post(
-          `${a}/auth/password`,
-          { current_password: user.password, new_password: `${user.password}!` },
-          mine,
-        );
-        expect(change.status).toBe(200);
-        expect(await statusWithin2s(b, elsewhere, 401)).toBe(401);
-        expect(await probe(b, mine)).toBe(403);
-      });
+  it("a password change through one process ends the user's other sessions on the other", async () => {
+    const [a = '', b = ''] = urls;
+    const user = await newUser();
+    const mine = await login(a, user.username, user.password);
+    const elsewhere = await login(b, user.username, user.password);
+    expect(await probe(b, elsewhere)).toBe(403);
+    const change = await post(
+      `${a}/auth/password`,
+      { current_password: user.password, new_password: `${user.password}!` },
+      mine,
+    );
+    expect(change.status).toBe(200);
+    expect(await statusWithin2s(b, elsewhere, 401)).toBe(401);
+    expect(await probe(b, mine)).toBe(403);
+  });
 
-      it('rest auth user admin from the CLI: the promoted user’s old session is refused by both processes', async () => {
-        const user = await newUser();
-        const token = await login(urls[0] ?? '', user.username, user.password);
-        for (const url of urls) expect(await probe(url, token)).toBe(403);
-        const cli = await runCli(['-db.url', db.url, 'auth', 'user', 'admin', user.username, 'true']);
-        expect(cli.code, cli.stderr).toBe(0);
-        for (const url of urls) expect(await statusWithin2s(url, token, 401)).toBe(401);
-        const promoted = await login(urls[1] ?? '', user.username, user.password);
-        expect(await probe(urls[0] ?? '', promoted)).toBe(200);
-      });
-    },
-  );
-}
+  it('rest auth user admin from the CLI: the promoted user’s old session is refused by both processes', async () => {
+    const user = await newUser();
+    const token = await login(urls[0] ?? '', user.username, user.password);
+    for (const url of urls) expect(await probe(url, token)).toBe(403);
+    const cli = await runCli(['-db.url', db.url, 'auth', 'user', 'admin', user.username, 'true']);
+    expect(cli.code, cli.stderr).toBe(0);
+    for (const url of urls) expect(await statusWithin2s(url, token, 401)).toBe(401);
+    const promoted = await login(urls[1] ?? '', user.username, user.password);
+    expect(await probe(urls[0] ?? '', promoted)).toBe(200);
+  });
+});

@@ -10,13 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ALL_KINDS,
-  createTestDatabase,
-  isAvailable,
-  skipReason,
-  type TestDatabase,
-} from '../../support/databases.js';
+import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
+import { describeEachDatabase } from '../../support/each-database.js';
 import { openRawSql, type RawSql } from '../../support/server.js';
 import { spawnRest } from './rest-process.js';
 
@@ -65,54 +60,48 @@ async function connect(port: number, id: number): Promise<Client> {
   return { send: () => req.end(body), reply };
 }
 
-for (const kind of ALL_KINDS) {
-  const reason = skipReason(kind);
-  describe.skipIf(!isAvailable(kind))(
-    `SIGTERM with requests on fresh connections [${kind}]${reason === undefined ? '' : ` — ${reason}`}`,
-    () => {
-      let db: TestDatabase;
-      let sql: RawSql;
+describeEachDatabase('SIGTERM with requests on fresh connections', (kind) => {
+  let db: TestDatabase;
+  let sql: RawSql;
 
-      beforeAll(async () => {
-        db = await createTestDatabase(kind);
-        sql = await openRawSql(db);
-        await sql.exec('CREATE TABLE items (id integer PRIMARY KEY, title varchar(40))');
-      });
-      afterAll(async () => {
-        await sql?.close();
-        await db?.drop();
-      });
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    sql = await openRawSql(db);
+    await sql.exec('CREATE TABLE items (id integer PRIMARY KEY, title varchar(40))');
+  });
+  afterAll(async () => {
+    await sql?.close();
+    await db?.drop();
+  });
 
-      it.each(Array.from({ length: ROUNDS }, (_, i) => i + 1))(
-        'round %i: every request is answered and stored, then the process exits 0',
-        async (round) => {
-          const p = spawnRest(['-db.url', db.url, '-addr', '127.0.0.1:0'], { grace: 'default' });
-          const { port } = new URL(await p.started());
-          const ids = Array.from({ length: CONNECTIONS }, (_, i) => round * 1000 + i);
-          const clients = await Promise.all(ids.map((id) => connect(Number(port), id)));
-          const [before, after] = [clients.slice(0, CONNECTIONS / 2), clients.slice(CONNECTIONS / 2)];
-          before.forEach((c) => c.send());
-          const exit = p.stop('SIGTERM');
-          after.forEach((c) => c.send());
+  it.each(Array.from({ length: ROUNDS }, (_, i) => i + 1))(
+    'round %i: every request is answered and stored, then the process exits 0',
+    async (round) => {
+      const p = spawnRest(['-db.url', db.url, '-addr', '127.0.0.1:0'], { grace: 'default' });
+      const { port } = new URL(await p.started());
+      const ids = Array.from({ length: CONNECTIONS }, (_, i) => round * 1000 + i);
+      const clients = await Promise.all(ids.map((id) => connect(Number(port), id)));
+      const [before, after] = [clients.slice(0, CONNECTIONS / 2), clients.slice(CONNECTIONS / 2)];
+      before.forEach((c) => c.send());
+      const exit = p.stop('SIGTERM');
+      after.forEach((c) => c.send());
 
-          const replies = await Promise.allSettled(clients.map((c) => c.reply));
-          const failures = replies.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
-          expect(failures).toEqual([]);
-          expect(
-            replies.map((r) => (r.status === 'fulfilled' ? [r.value.status, r.value.connection] : [])),
-          ).toEqual(ids.map(() => [201, 'close']));
-          const done = await exit;
-          expect([done.code, done.stderr]).toEqual([0, '']);
-          expect(done.ms).toBeLessThan(10_000);
-          const stored = await sql.rows(
-            `SELECT id FROM items WHERE id >= ${round * 1000} AND id < ${(round + 1) * 1000} ORDER BY id`,
-          );
-          expect(stored.map((r) => Number(r['id']))).toEqual(ids);
-        },
+      const replies = await Promise.allSettled(clients.map((c) => c.reply));
+      const failures = replies.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []));
+      expect(failures).toEqual([]);
+      expect(
+        replies.map((r) => (r.status === 'fulfilled' ? [r.value.status, r.value.connection] : [])),
+      ).toEqual(ids.map(() => [201, 'close']));
+      const done = await exit;
+      expect([done.code, done.stderr]).toEqual([0, '']);
+      expect(done.ms).toBeLessThan(10_000);
+      const stored = await sql.rows(
+        `SELECT id FROM items WHERE id >= ${round * 1000} AND id < ${(round + 1) * 1000} ORDER BY id`,
       );
+      expect(stored.map((r) => Number(r['id']))).toEqual(ids);
     },
   );
-}
+});
 
 describe('SIGTERM and kept-alive or silent connections [sqlite]', () => {
   let dir: string;

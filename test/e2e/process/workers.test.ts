@@ -5,14 +5,9 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { get } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ALL_KINDS,
-  createTestDatabase,
-  isAvailable,
-  skipReason,
-  type TestDatabase,
-} from '../../support/databases.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
+import { describeEachDatabase } from '../../support/each-database.js';
 import { runRest, spawnRest, type RestProcess } from './rest-process.js';
 
 const secret = randomBytes(32).toString('base64url');
@@ -48,76 +43,70 @@ async function until(check: () => boolean, timeoutMs = 10_000): Promise<boolean>
   return true;
 }
 
-for (const kind of ALL_KINDS) {
-  const reason = skipReason(kind);
-  describe.skipIf(!isAvailable(kind))(
-    `-workers [${kind}]${reason === undefined ? '' : ` — ${reason}`}`,
-    () => {
-      let db: TestDatabase;
-      let server: RestProcess | undefined;
-      beforeAll(async () => {
-        db = await createTestDatabase(kind);
-      });
-      afterAll(async () => {
-        if (server !== undefined && server.child.exitCode === null) await server.stop('SIGKILL');
-        await db?.drop();
-      });
+describeEachDatabase('-workers', (kind) => {
+  let db: TestDatabase;
+  let server: RestProcess | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+  });
+  afterAll(async () => {
+    if (server !== undefined && server.child.exitCode === null) await server.stop('SIGKILL');
+    await db?.drop();
+  });
 
-      it('two workers serve one address, a dead worker is replaced, SIGTERM drains both and exits 0', async () => {
-        server = spawnRest([
-          'serve',
-          '-db.url',
-          db.url,
-          '-auth.secret',
-          secret,
-          '-addr',
-          '127.0.0.1:0',
-          '-workers',
-          '2',
-        ]);
-        const url = await server.started(30_000);
-        await server.waitForLine((l) => l.includes('2 workers are serving'), 30_000);
-        const primary = server.child.pid ?? 0;
-        expect(childrenOf(primary)).toHaveLength(2);
-        expect((await fetch(`${url}/auth/setup`, { method: 'POST' })).status).toBe(201);
-        const answers = await Promise.all(Array.from({ length: 20 }, () => status(`${url}/`)));
-        expect(answers).toEqual(Array(20).fill(200));
+  it('two workers serve one address, a dead worker is replaced, SIGTERM drains both and exits 0', async () => {
+    server = spawnRest([
+      'serve',
+      '-db.url',
+      db.url,
+      '-auth.secret',
+      secret,
+      '-addr',
+      '127.0.0.1:0',
+      '-workers',
+      '2',
+    ]);
+    const url = await server.started(30_000);
+    await server.waitForLine((l) => l.includes('2 workers are serving'), 30_000);
+    const primary = server.child.pid ?? 0;
+    expect(childrenOf(primary)).toHaveLength(2);
+    expect((await fetch(`${url}/auth/setup`, { method: 'POST' })).status).toBe(201);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => status(`${url}/`)));
+    expect(answers).toEqual(Array(20).fill(200));
 
-        const before = childrenOf(primary);
-        const [victim = 0] = before;
-        // A connection the primary handed to the worker as it died is lost with it (a crash);
-        // once the primary has seen the death, the survivor and then the replacement serve.
-        process.kill(victim, 'SIGKILL');
-        await server.waitForLine((l) => l.includes('a worker died'));
-        expect(await status(`${url}/`)).toBe(200);
-        expect(
-          await until(() => {
-            const now = childrenOf(primary);
-            return now.length === 2 && !now.includes(victim);
-          }),
-        ).toBe(true);
-        const [replacement] = childrenOf(primary).filter((pid) => !before.includes(pid));
-        const listening = await server.waitForLine(
-          (l) => l.includes(`"pid":${replacement},`) && l.includes('"listening on '),
-          10_000,
-        );
-        expect((JSON.parse(listening) as { url: string }).url).toBe(url);
-        const answers2 = await Promise.all(Array.from({ length: 20 }, () => status(`${url}/`)));
-        expect(answers2).toEqual(Array(20).fill(200));
+    const before = childrenOf(primary);
+    const [victim = 0] = before;
+    // A connection the primary handed to the worker as it died is lost with it (a crash);
+    // once the primary has seen the death, the survivor and then the replacement serve.
+    process.kill(victim, 'SIGKILL');
+    await server.waitForLine((l) => l.includes('a worker died'));
+    expect(await status(`${url}/`)).toBe(200);
+    expect(
+      await until(() => {
+        const now = childrenOf(primary);
+        return now.length === 2 && !now.includes(victim);
+      }),
+    ).toBe(true);
+    const [replacement] = childrenOf(primary).filter((pid) => !before.includes(pid));
+    const listening = await server.waitForLine(
+      (l) => l.includes(`"pid":${replacement},`) && l.includes('"listening on '),
+      10_000,
+    );
+    expect((JSON.parse(listening) as { url: string }).url).toBe(url);
+    const answers2 = await Promise.all(Array.from({ length: 20 }, () => status(`${url}/`)));
+    expect(answers2).toEqual(Array(20).fill(200));
 
-        const workers = childrenOf(primary);
-        const exit = await server.stop('SIGTERM');
-        expect(exit.code).toBe(0);
-        expect(exit.stdout).toMatch(/asking every worker to finish its requests/);
-        for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
-      });
+    const workers = childrenOf(primary);
+    const exit = await server.stop('SIGTERM');
+    expect(exit.code).toBe(0);
+    expect(exit.stdout).toMatch(/asking every worker to finish its requests/);
+    for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
+  });
 
-      it('a worker that cannot start (auth set up, no secret) ends the server with exit 1', async () => {
-        const exit = await runRest(['serve', '-db.url', db.url, '-addr', '127.0.0.1:0', '-workers', '2']);
-        expect(exit.code).toBe(1);
-        expect(exit.stderr).toMatch(/no auth\.secret is configured/);
-        expect(exit.stderr).toMatch(/a worker process could not start \(exit code 1\)/);
-      });
-    },
-  );
-}
+  it('a worker that cannot start (auth set up, no secret) ends the server with exit 1', async () => {
+    const exit = await runRest(['serve', '-db.url', db.url, '-addr', '127.0.0.1:0', '-workers', '2']);
+    expect(exit.code).toBe(1);
+    expect(exit.stderr).toMatch(/no auth\.secret is configured/);
+    expect(exit.stderr).toMatch(/a worker process could not start \(exit code 1\)/);
+  });
+});
