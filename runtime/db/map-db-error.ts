@@ -28,6 +28,12 @@ export function adapterError(code: typeof ADAPTER_CLOSED | typeof CONNECTION_FAI
   return Object.assign(new Error(message, cause === undefined ? undefined : { cause }), { code });
 }
 
+/** A driver error's SQLSTATE (PostgreSQL) or code, when it has a string one. */
+export function sqlStateOf(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** An error of OPEN_FAILED whose message is the reason shown after the database's name. */
 export function openFailure(reason: string): Error {
   return Object.assign(new Error(reason), { code: OPEN_FAILED });

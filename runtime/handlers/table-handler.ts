@@ -6,7 +6,7 @@ import { renderSql, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { internalError, isRestError, RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
-import { mapDbError } from '../db/map-db-error.js';
+import { mapDbError, sqlStateOf } from '../db/map-db-error.js';
 import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
 import { checkFailed, policyDenied } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
@@ -126,7 +126,6 @@ async function oneStatement<T>(
   }
 }
 
-const sqlStateOf = (e: unknown): unknown => (e as { code?: unknown } | null | undefined)?.code;
 
 const judgement = (ctx: Ctx, shape: StoredShape, action: 'create' | 'update'): StoredJudgement | undefined =>
   shape.check === undefined

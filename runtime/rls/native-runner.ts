@@ -5,7 +5,6 @@
 // generated. What is left here is the meaning: that statement, its values, and how its failures
 // and a policy's refusal (42501) are answered.
 
-import pg from 'pg';
 import { rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
 import {
   SESSION_SETTINGS,
@@ -16,7 +15,7 @@ import { postgresDialect } from '../../compiler/sql/dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
-import { mapDbError } from '../db/map-db-error.js';
+import { mapDbError, sqlStateOf } from '../db/map-db-error.js';
 import { mapPgError, type PgAdapter } from '../db/pg-adapter.js';
 import { checkFailed, policyDenied } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
@@ -100,8 +99,6 @@ function settingsFor(table: string, customPlans: boolean): string {
 }
 const DIVISION_BY_ZERO = '22012';
 
-const sqlStateOf = (e: unknown): string | undefined =>
-  e instanceof pg.DatabaseError && typeof e.code === 'string' ? e.code : undefined;
 
 const rlsNotInForce = (table: string, cause: unknown): RestError =>
   new RestError(
