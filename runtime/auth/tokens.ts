@@ -243,12 +243,16 @@ export function sessionOf(user: AuthUser): { readonly userId: number; readonly s
   return { userId: user.id, sid };
 }
 
+/** The user behind a live session: what a request's `auth_user` takes from the database. */
+export interface SessionUser {
+  readonly username: string;
+  readonly isAdmin: boolean;
+}
+
 /** Where a built-in user's session is judged (runtime/auth/user-states.ts). */
 export interface SessionUsers {
-  sessionUser(
-    userId: number,
-    sid: string,
-  ): Promise<{ readonly username: string; readonly isAdmin: boolean } | undefined>;
+  /** The session's user, or undefined when the session is over or the user is gone. */
+  sessionUser(userId: number, sid: string): Promise<SessionUser | undefined>;
 }
 
 /**

@@ -7,18 +7,13 @@
 
 import type { DbAdapter } from '../db/adapter.js';
 import type { PolicyChangeSource } from '../policy-cache.js';
+import type { SessionUser, SessionUsers } from './tokens.js';
 import { loadUserStates, type StoredUserState } from './sessions.js';
 
 export const DEFAULT_USER_CACHE_SIZE = 10_000;
 export const DEFAULT_USER_POLL_INTERVAL_MS = 1000;
 /** Users re-read by one statement of a poll. */
 const POLL_BATCH = 500;
-
-/** The user behind a live session: what a request's `auth_user` takes from the database. */
-export interface SessionUser {
-  readonly username: string;
-  readonly isAdmin: boolean;
-}
 
 export interface UserStatesOptions {
   readonly adapter: DbAdapter;
@@ -29,9 +24,7 @@ export interface UserStatesOptions {
   readonly logger?: { warn(fields: Readonly<Record<string, unknown>>, message: string): void };
 }
 
-export interface UserStates {
-  /** The session's user, or undefined when the session is over or the user is gone. */
-  sessionUser(userId: number, sid: string): Promise<SessionUser | undefined>;
+export interface UserStates extends SessionUsers {
   /** This process changed the user's row or sessions: the next request reads them again. */
   forget(userId: number): void;
   /** This process changed users it cannot name (a filtered write to auth_users). */
