@@ -14,6 +14,7 @@ import type { DbSession, Row, TableInfo } from './db/adapter.js';
 import type { Dialect } from '../compiler/sql/dialect.js';
 import { queryDialects } from './plan/query-dialect.js';
 import { whereClause } from './plan/where.js';
+import { singleKeyOf } from './plan/columns.js';
 import type { ParsedPolicy } from '../compiler/policy-set.js';
 
 /** One condition as the database evaluated it on the row: TRUE, FALSE or NULL (unknown). */
@@ -109,16 +110,16 @@ function marked(kind: 'or' | 'and', value: boolean | null, parts: readonly RowCo
 }
 
 function keyColumnOf(table: TableInfo, key: string): string {
-  const [name, ...rest] = table.primaryKey;
-  if (name === undefined || rest.length > 0) {
-    const why = name === undefined ? 'has no primary key' : 'has a composite primary key';
+  const single = singleKeyOf(table);
+  if ('why' in single) {
+    const { why } = single;
     throw new RestError(
       'invalid_input',
       'unsupported_key',
       `--row ${quoteValue(key)} cannot address a row: table ${quoteValue(table.name)} ${why}`,
     );
   }
-  return name;
+  return single.name;
 }
 
 /** ` WHERE <key> = <value>` as the table endpoints build it (the value checked against the column). */

@@ -32,16 +32,23 @@ export function selectedColumns(table: TableInfo, select: Select): readonly Colu
     : select.map((name) => columnOf(table, name, 'select'));
 }
 
+/** The name of a table's single-column primary key, or why it has none (`has no primary key`, …). */
+export function singleKeyOf(table: TableInfo): { readonly name: string } | { readonly why: string } {
+  const [name, ...rest] = table.primaryKey;
+  if (name === undefined) return { why: 'has no primary key' };
+  return rest.length > 0 ? { why: 'has a composite primary key' } : { name };
+}
+
 /** The single-column primary key that `/<table>/<key>` addresses. */
 export function keyColumn(table: TableInfo): ColumnInfo {
-  const [name, ...rest] = table.primaryKey;
-  if (name === undefined || rest.length > 0) {
-    const why = name === undefined ? 'has no primary key' : 'has a composite primary key';
+  const key = singleKeyOf(table);
+  if ('why' in key) {
+    const { why } = key;
     throw new RestError(
       'invalid_input',
       'unsupported_key',
       `table ${table.name} ${why}; address its rows with filters instead of /${table.name}/<key>`,
     );
   }
-  return columnOf(table, name, 'filter');
+  return columnOf(table, key.name, 'filter');
 }
