@@ -7,7 +7,7 @@ import { compileCondition } from '../compiler/evaluate.js';
 import { compilePolicySet, type CompiledPolicy } from '../compiler/policy-set.js';
 import { compileRls } from '../compiler/rls/compile-rls.js';
 import { compileToSql } from '../compiler/sql/compile-predicate.js';
-import { dialects } from '../compiler/sql/dialect.js';
+import { dialects } from '../compiler/sql/dialects.js';
 import { renderSql } from '../compiler/sql/fragment.js';
 import {
   ANONYMOUS,

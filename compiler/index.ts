@@ -22,7 +22,10 @@ export type { RowVerdict } from './evaluate.js';
 
 export { compileToSql } from './sql/compile-predicate.js';
 export type { AuthMode, CompileOptions } from './sql/compile-predicate.js';
-export { dialects, mysqlDialect, postgresDialect, sqliteDialect } from './sql/dialect.js';
+export { dialects } from './sql/dialects.js';
+export { mysqlDialect } from './sql/mysql-dialect.js';
+export { postgresDialect } from './sql/postgres-dialect.js';
+export { sqliteDialect } from './sql/sqlite-dialect.js';
 export type { Dialect } from './sql/dialect.js';
 export { renderInlinePostgres, renderSql, SqlBuilder } from './sql/fragment.js';
 export type { AuthSlot, RenderedSql, SqlFragment } from './sql/fragment.js';

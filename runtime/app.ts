@@ -18,7 +18,6 @@ import { errorMiddleware } from './http/error-middleware.js';
 import { restHandler, type Authenticate, type SchemaLookup } from './http/rest-handler.js';
 import type { Logger } from './logger.js';
 import type { Authorizer } from './enforce/authorizer.js';
-import { queryDialects } from './plan/query-dialect.js';
 
 export interface Clock {
   /** Milliseconds, monotonic enough for durations. */
@@ -76,7 +75,6 @@ export function createApp(deps: AppDeps): Express {
       authorizer: deps.authorizer,
       runner: deps.runner,
       dialect: deps.adapter.dialect,
-      queryDialect: queryDialects[deps.adapter.kind],
       returning: deps.adapter.returning,
     }),
   );

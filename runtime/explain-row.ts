@@ -12,7 +12,6 @@ import { quoteValue } from '../errors/quote-value.js';
 import { isRestError, RestError } from '../errors/rest-error.js';
 import type { DbSession, Row, TableInfo } from './db/adapter.js';
 import type { Dialect } from '../compiler/sql/dialect.js';
-import { queryDialects } from './plan/query-dialect.js';
 import { whereClause } from './plan/where.js';
 import { singleKeyOf } from './plan/columns.js';
 import type { ParsedPolicy } from '../compiler/policy-set.js';
@@ -126,11 +125,7 @@ function keyColumnOf(table: TableInfo, key: string): string {
 function keyWhere(input: RowInput, column: string): SqlFragment {
   const { table, key, adapter } = input;
   try {
-    return whereClause(
-      { table, key, filters: [], predicate: undefined },
-      adapter.dialect,
-      queryDialects[adapter.kind],
-    );
+    return whereClause({ table, key, filters: [], predicate: undefined }, adapter.dialect);
   } catch (e) {
     if (!isRestError(e)) throw e;
     throw new RestError(

@@ -1,7 +1,7 @@
 // The text of `rest policy compile`: the row-level security DDL of each table, ready for psql or a
 // migration tool.
 
-import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import type { TableDdl } from '../../runtime/rls/rls-ddl.js';
 
 const q = postgresDialect.quoteIdent;

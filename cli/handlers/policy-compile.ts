@@ -1,6 +1,6 @@
 // `rest policy compile` (cli/commands/policy-compile.ts), run.
 
-import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import type { TableInfo } from '../../runtime/db/adapter.js';
 import { listPolicies } from '../../runtime/policies/policy-service.js';
 import { compileTablesDdl, rlsRoleFor } from '../../runtime/rls/rls-ddl.js';

@@ -2,7 +2,7 @@
 // DDL — ENABLE ROW LEVEL SECURITY, one RESTRICTIVE policy per command for the rest roles, and one
 // permissive policy for everyone that keeps every other role's access as it was before RLS.
 
-import { postgresDialect } from '../sql/dialect.js';
+import { postgresDialect } from '../sql/postgres-dialect.js';
 import { compileToSql } from '../sql/compile-predicate.js';
 import { renderInlinePostgres } from '../sql/fragment.js';
 import { compilePolicySet, type CompiledPolicy, type PolicySet } from '../policy-set.js';

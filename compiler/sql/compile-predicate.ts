@@ -79,9 +79,9 @@ export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptio
     else b.appendAuth({ kind: n.attr }, authCasts[n.attr]);
   };
   const text = (isText: boolean, emit: () => void): void => {
-    if (isText) b.append(dialect.textCompare.open);
+    if (isText) b.append(dialect.codePointText.open);
     emit();
-    if (isText) b.append(dialect.textCompare.close);
+    if (isText) b.append(dialect.codePointText.close);
   };
   const list = (items: readonly Expr[], separator: string, each: (e: Expr) => void): void =>
     items.forEach((item, i) => {

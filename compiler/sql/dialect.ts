@@ -1,6 +1,19 @@
-// The small hooks in which the SQL dialects differ; everything else is shared compiler code.
+// What differs between the SQL of the databases, as one interface of small hooks: one object per
+// database (postgres-dialect.ts, mysql-dialect.ts, sqlite-dialect.ts, gathered in dialects.ts),
+// shared by the policy compiler and the runtime's table requests. Everything else is shared code.
+// The hooks are pure: they return text, or write through a SqlWriter.
 
 import type { DialectName } from '../types.js';
+
+/**
+ * The sinks a hook writes through, as SqlBuilder (fragment.ts) implements them: text, an
+ * identifier (quoted by the dialect) and a bound value. A hook never sees the builder itself.
+ */
+export interface SqlWriter {
+  append(text: string): this;
+  appendIdent(name: string): this;
+  appendValue(value: unknown, cast?: string): this;
+}
 
 export interface Dialect {
   readonly name: DialectName;
@@ -13,68 +26,36 @@ export interface Dialect {
   /** SQL text for a boolean constant. */
   readonly trueSql: string;
   readonly falseSql: string;
-  /** Wraps each side of a text comparison so it compares by code point, case- and space-sensitive. */
-  readonly textCompare: { readonly open: string; readonly close: string };
   /**
-   * `x [NOT] IN (SELECT …)` as a comparison with an array of the subquery's values, for callers
-   * that ask for it (CompileOptions.arrayMembership): the text before the SELECT's column and after
-   * its WHERE. Undefined in a dialect without arrays.
+   * Policies: wraps each side of a text comparison so it compares by code point, case- and
+   * space-sensitive.
+   */
+  readonly codePointText: { readonly open: string; readonly close: string };
+  /**
+   * Policies: `x [NOT] IN (SELECT …)` as a comparison with an array of the subquery's values, for
+   * callers that ask for it (CompileOptions.arrayMembership): the text before the SELECT's column
+   * and after its WHERE. Undefined in a dialect without arrays.
    */
   readonly arrayMembership?: { readonly in: string; readonly notIn: string; readonly close: string };
+
+  /** Table requests: `column = value` / `<>`, exact: case-, accent- and trailing-space-sensitive. */
+  textCompare(w: SqlWriter, column: string, op: '=' | '<>', value: unknown): void;
+  /** `column IN (values)` with the same exactness; `values` is not empty. */
+  textIn(w: SqlWriter, column: string, values: readonly unknown[]): void;
+  /** Case-sensitive match; `pattern` uses `*` as the only wildcard. */
+  like(w: SqlWriter, column: string, pattern: string): void;
+  /** Case-insensitive match; `pattern` uses `*` as the only wildcard. */
+  ilike(w: SqlWriter, column: string, pattern: string): void;
+  orderBy(w: SqlWriter, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last'): void;
+  /** Row locks for a read-then-write inside a transaction (appended to the SELECT). */
+  readonly forUpdate: string;
+  /** An INSERT that gives every column its default (appended to `INSERT INTO t`). */
+  readonly insertDefaults: string;
+  /** A validated ISO-8601 timestamp as the driver should bind it. */
+  bindTimestamp(text: string): unknown;
+  /**
+   * A write's policy check can fail inside its own statement (plan-write.ts `raising`): then a
+   * single-row create or an update with a check is one statement, not a transaction of several.
+   */
+  readonly checkInStatement: boolean;
 }
-
-const quoteWith =
-  (q: string) =>
-  (name: string): string =>
-    q + name.split(q).join(q + q) + q;
-
-// PostgreSQL: `$n` placeholders; an explicit cast gives untyped parameters a type
-// (https://www.postgresql.org/docs/current/sql-expressions.html#SQL-SYNTAX-TYPE-CASTS).
-export const postgresDialect: Dialect = Object.freeze({
-  name: 'postgres',
-  quoteIdent: quoteWith('"'),
-  placeholder: (index: number, cast?: string) => (cast === undefined ? `$${index}` : `$${index}::${cast}`),
-  bindValue: (value: unknown) => value,
-  trueSql: 'true',
-  falseSql: 'false',
-  // The database's default collation orders text by locale; "C" orders by byte (= code point in UTF-8).
-  textCompare: { open: '(', close: ') COLLATE "C"' },
-  // `= ANY` / `<> ALL` over an array have IN's and NOT IN's three-valued meaning, NULLs and the
-  // empty array included; an uncorrelated ARRAY(SELECT …) is computed once per statement
-  // (https://www.postgresql.org/docs/current/functions-comparisons.html#FUNCTIONS-COMPARISONS-ANY-SOME,
-  // https://www.postgresql.org/docs/current/sql-expressions.html#SQL-SYNTAX-ARRAY-CONSTRUCTORS).
-  arrayMembership: { in: ' = ANY (ARRAY(SELECT ', notIn: ' <> ALL (ARRAY(SELECT ', close: '))' },
-});
-
-// MySQL/MariaDB: `?` placeholders, backtick identifiers (ANSI_QUOTES is not assumed).
-export const mysqlDialect: Dialect = Object.freeze({
-  name: 'mysql',
-  quoteIdent: quoteWith('`'),
-  placeholder: () => '?',
-  bindValue: (value: unknown) => value,
-  trueSql: 'TRUE',
-  falseSql: 'FALSE',
-  // Default collations are case- and accent-insensitive and PAD SPACE; binary strings compare
-  // byte by byte with trailing spaces significant
-  // (https://mariadb.com/kb/en/binary/, https://dev.mysql.com/doc/refman/8.0/en/charset-binary-collations.html).
-  textCompare: { open: 'CAST(', close: ' AS BINARY)' },
-});
-
-// SQLite: `?` placeholders; better-sqlite3 cannot bind booleans, so they become 1/0
-// (https://www.sqlite.org/datatype3.html#boolean_datatype).
-export const sqliteDialect: Dialect = Object.freeze({
-  name: 'sqlite',
-  quoteIdent: quoteWith('"'),
-  placeholder: () => '?',
-  bindValue: (value: unknown) => (typeof value === 'boolean' ? (value ? 1 : 0) : value),
-  trueSql: '1',
-  falseSql: '0',
-  // The default BINARY collation compares with memcmp(): code point order for UTF-8.
-  textCompare: { open: '', close: '' },
-});
-
-export const dialects: Readonly<Record<DialectName, Dialect>> = Object.freeze({
-  postgres: postgresDialect,
-  mysql: mysqlDialect,
-  sqlite: sqliteDialect,
-});

@@ -8,7 +8,6 @@ import { isIPv6 } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
-import type { DialectName } from '../../compiler/types.js';
 import { RestError, isRestError } from '../../errors/rest-error.js';
 import type { DbAdapter, DbSession, Row } from '../db/adapter.js';
 import type { Logger } from '../logger.js';
@@ -226,16 +225,6 @@ function scopesOf(subject: LoginSubject): readonly Scope[] {
   );
 }
 
-// Row locks held until COMMIT, so two processes cannot both read a count and both add to it
-// (https://www.postgresql.org/docs/current/sql-select.html#SQL-FOR-UPDATE-SHARE,
-// https://mariadb.com/kb/en/for-update/). SQLite has no row locks and no FOR UPDATE: the
-// adapter's BEGIN IMMEDIATE already holds the database's one write lock for the transaction.
-const LOCKING_READ: Readonly<Record<DialectName, string>> = {
-  postgres: ' FOR UPDATE',
-  mysql: ' FOR UPDATE',
-  sqlite: '',
-};
-
 /** Static SQL text with bound values: `text` pieces are written as is, every value is a parameter. */
 type Piece = string | { readonly value: unknown };
 const v = (value: unknown): Piece => ({ value });
@@ -305,7 +294,9 @@ export function createLoginRateLimiter(options: RateLimiterOptions): LoginRateLi
       const select = statement(adapter, [
         `SELECT throttle_key, window_start, failures, pending, pending_since FROM ${T} WHERE throttle_key IN (`,
         ...inList(scopes),
-        `) ORDER BY throttle_key${LOCKING_READ[adapter.kind]}`,
+        // Row locks held until COMMIT, so two processes cannot both read a count and both add
+        // to it (the dialect's forUpdate; SQLite's transaction holds its one write lock).
+        `) ORDER BY throttle_key${adapter.dialect.forUpdate}`,
       ]);
       const states = new Map((await tx.query(select)).rows.map((r) => [text(r['throttle_key']), stateOf(r)]));
       const missing = scopes.filter((s) => !states.has(s.key));

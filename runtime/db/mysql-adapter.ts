@@ -3,7 +3,7 @@
 // field so JSON matches the other databases, information_schema introspection.
 
 import mysql from 'mysql2/promise';
-import { mysqlDialect } from '../../compiler/sql/dialect.js';
+import { mysqlDialect } from '../../compiler/sql/mysql-dialect.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../compiler/types.js';
 import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from './adapter.js';

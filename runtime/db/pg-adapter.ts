@@ -4,7 +4,7 @@
 // schema version. One client lifecycle (#withClient) serves every path, the native RLS one included.
 
 import pg from 'pg';
-import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../compiler/types.js';
 import type { DbAdapter, DbSession, QueryResult, Returning, Row, RunMode, SchemaSnapshot } from './adapter.js';

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { sqliteDialect } from '../../compiler/sql/dialect.js';
+import { sqliteDialect } from '../../compiler/sql/sqlite-dialect.js';
 import type { RenderedSql } from '../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../compiler/types.js';
 import { internalError } from '../../errors/rest-error.js';

@@ -27,13 +27,11 @@ import {
   updateStatement,
   type StoredShape,
 } from '../plan/plan-write.js';
-import type { QueryDialect } from '../plan/query-dialect.js';
 import { whereClause } from '../plan/where.js';
 import { actionOf, type ParsedRequest } from '../request/types.js';
 
 export interface TableHandlerDeps {
   readonly dialect: Dialect;
-  readonly queryDialect: QueryDialect;
   /** Which writes hand back their stored rows in the same statement (the adapter's). */
   readonly returning: Returning;
   readonly authorizer: Authorizer;
@@ -68,7 +66,7 @@ async function query(ctx: Ctx, session: DbSession, statement: SqlFragment) {
 }
 
 async function read(ctx: Ctx, request: ReadRequest): Promise<HandlerResult> {
-  const plan = planRead(request, ctx.table, ctx.predicate, ctx.deps.dialect, ctx.deps.queryDialect);
+  const plan = planRead(request, ctx.table, ctx.predicate, ctx.deps.dialect);
   const result = await ctx.deps.runner.run(ctx.run, 'single', (s) => query(ctx, s, plan.statement));
   switch (plan.shape) {
     case 'rows':
@@ -135,16 +133,16 @@ const judgement = (ctx: Ctx, shape: StoredShape, action: 'create' | 'update'): S
 /** Inserts one row and answers with it as stored (with the check's flag), found by the key the database gave it. */
 async function insertOne(ctx: Ctx, tx: DbSession, row: WriteRow, shape: StoredShape): Promise<Row> {
   const { table } = ctx;
-  const { dialect, queryDialect: qd } = ctx.deps;
+  const { dialect } = ctx.deps;
   const wanted = shape.columns.length > 0 || shape.check !== undefined;
   if (ctx.deps.returning.insert || !wanted) {
-    const inserted = await query(ctx, tx, insertStatement(table, row, shape, dialect, qd));
+    const inserted = await query(ctx, tx, insertStatement(table, row, shape, dialect));
     const stored = inserted.rows[0];
     if (stored === undefined && wanted) throw internalError('INSERT … RETURNING gave no row');
     return stored ?? {};
   }
-  const inserted = await query(ctx, tx, insertStatement(table, row, undefined, dialect, qd));
-  const where = insertedKeyWhere(table, row, inserted.insertId, dialect, qd);
+  const inserted = await query(ctx, tx, insertStatement(table, row, undefined, dialect));
+  const where = insertedKeyWhere(table, row, inserted.insertId, dialect);
   if (where === undefined) {
     if (shape.check !== undefined) throw unverifiable(ctx);
     // Nothing to judge, but no way to read the row back: answer with the values written.
@@ -166,7 +164,7 @@ async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> 
     rows.length === 1 &&
     checkStored === undefined &&
     ctx.deps.returning.insert &&
-    (ctx.check === undefined || ctx.deps.queryDialect.checkInStatement);
+    (ctx.check === undefined || ctx.deps.dialect.checkInStatement);
   const shape = storedShape(
     ctx,
     checkStored === undefined ? selected : selectedColumns(table, undefined),
@@ -213,17 +211,17 @@ async function updateStored(
   shape: StoredShape,
 ): Promise<{ readonly count: number; readonly stored: readonly Row[] }> {
   const { table } = ctx;
-  const { dialect, queryDialect: qd } = ctx.deps;
+  const { dialect } = ctx.deps;
   if (ctx.deps.returning.update) {
-    const { rows } = await query(ctx, tx, updateStatement(table, patch, where, shape, dialect, qd));
+    const { rows } = await query(ctx, tx, updateStatement(table, patch, where, shape, dialect));
     return { count: rows.length, stored: rows };
   }
   if (table.primaryKey.length === 0) throw unverifiable(ctx);
-  const keys = (await query(ctx, tx, lockedKeysStatement(table, where, dialect, qd))).rows;
-  const before = keyedWhere(table, keys, dialect, qd);
-  const after = keyedWhere(table, patchedKeys(table, keys, patch), dialect, qd);
+  const keys = (await query(ctx, tx, lockedKeysStatement(table, where, dialect))).rows;
+  const before = keyedWhere(table, keys, dialect);
+  const after = keyedWhere(table, patchedKeys(table, keys, patch), dialect);
   if (before === undefined || after === undefined) throw unverifiable(ctx);
-  const { rowCount } = await query(ctx, tx, updateStatement(table, patch, before, undefined, dialect, qd));
+  const { rowCount } = await query(ctx, tx, updateStatement(table, patch, before, undefined, dialect));
   const stored = (await query(ctx, tx, storedRowsStatement(table, after, shape, dialect))).rows;
   if (stored.length !== keys.length)
     throw internalError('the updated rows could not be read back by their keys');
@@ -232,32 +230,31 @@ async function updateStored(
 
 async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> {
   const { table, guard } = ctx;
-  const { dialect, queryDialect: qd } = ctx.deps;
+  const { dialect } = ctx.deps;
   const patch = toWriteRow(table, request.patch);
   const where = whereClause(
     { table, key: request.key, filters: request.filters, predicate: ctx.predicate },
     dialect,
-    qd,
   );
   const checkStored = guard?.checkStoredRows;
   let updated: number;
 
   if (guard?.preparePatch === undefined && checkStored === undefined && ctx.check === undefined) {
     const result = await ctx.deps.runner.run(ctx.run, 'single', (s) =>
-      query(ctx, s, updateStatement(table, patch, where, undefined, dialect, qd)),
+      query(ctx, s, updateStatement(table, patch, where, undefined, dialect)),
     );
     updated = result.rowCount;
   } else if (
     checkStored === undefined &&
     ctx.deps.returning.update &&
-    ctx.deps.queryDialect.checkInStatement
+    ctx.deps.dialect.checkInStatement
   ) {
     // A check fails inside the UPDATE (its RETURNING carries the passed flags): one statement.
     const shape = storedShape(ctx, [], true);
     const judge = judgement(ctx, shape, 'update');
     const result = await oneStatement(ctx, 'update', async (s) => {
       const applied = guard?.preparePatch === undefined ? patch : await guard.preparePatch(patch, s);
-      return query(ctx, s, updateStatement(table, applied, where, shape, dialect, qd));
+      return query(ctx, s, updateStatement(table, applied, where, shape, dialect));
     });
     // Without a check there is no RETURNING: the count is the rows the UPDATE changed.
     if (judge !== undefined) judgeStoredRows(result.rows, judge);
@@ -268,7 +265,7 @@ async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> 
     updated = await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
       const applied = guard?.preparePatch === undefined ? patch : await guard.preparePatch(patch, tx);
       if (checkStored === undefined && judge === undefined) {
-        return (await query(ctx, tx, updateStatement(table, applied, where, undefined, dialect, qd)))
+        return (await query(ctx, tx, updateStatement(table, applied, where, undefined, dialect)))
           .rowCount;
       }
       const { count, stored } = await updateStored(ctx, tx, applied, where, shape);
@@ -283,11 +280,10 @@ async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> 
 
 async function remove(ctx: Ctx, request: DeleteRequest): Promise<HandlerResult> {
   const { table } = ctx;
-  const { dialect, queryDialect: qd } = ctx.deps;
+  const { dialect } = ctx.deps;
   const where = whereClause(
     { table, key: request.key, filters: request.filters, predicate: ctx.predicate },
     dialect,
-    qd,
   );
   const result = await ctx.deps.runner.run(ctx.run, 'single', (s) =>
     query(ctx, s, deleteStatement(table, where, dialect)),

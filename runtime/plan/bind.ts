@@ -1,15 +1,15 @@
 // A validated value → what the driver binds for that column (JSON as text, zone-less MySQL times).
 
+import type { Dialect } from '../../compiler/sql/dialect.js';
 import type { ColumnInfo } from '../db/adapter.js';
-import type { QueryDialect } from './query-dialect.js';
 
-export function driverValue(column: ColumnInfo, value: unknown, qd: QueryDialect): unknown {
+export function driverValue(column: ColumnInfo, value: unknown, dialect: Dialect): unknown {
   if (value === null) return null;
   switch (column.valueKind) {
     case 'json':
       return JSON.stringify(value);
     case 'timestamp':
-      return typeof value === 'string' ? qd.bindTimestamp(value) : value;
+      return typeof value === 'string' ? dialect.bindTimestamp(value) : value;
     default:
       return value;
   }

@@ -5,7 +5,6 @@ import { SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { ColumnInfo, TableInfo } from '../db/adapter.js';
 import type { OrderItem, ParsedRequest } from '../request/types.js';
 import { columnOf, selectedColumns } from './columns.js';
-import type { QueryDialect } from './query-dialect.js';
 import { whereClause } from './where.js';
 
 export type ReadRequest = Extract<ParsedRequest, { kind: 'list' | 'get' | 'count' }>;
@@ -38,11 +37,10 @@ export function planRead(
   table: TableInfo,
   predicate: SqlFragment | undefined,
   dialect: Dialect,
-  qd: QueryDialect,
 ): ReadPlan {
   const b = new SqlBuilder(dialect);
   const key = request.kind === 'get' ? request.key : undefined;
-  const where = whereClause({ table, key, filters: request.filters, predicate }, dialect, qd);
+  const where = whereClause({ table, key, filters: request.filters, predicate }, dialect);
   if (request.kind === 'count') {
     b.append('SELECT COUNT(*) AS ')
       .appendIdent('count')
@@ -60,7 +58,12 @@ export function planRead(
     b.append(' ORDER BY ');
     items.forEach((item, i) => {
       if (i > 0) b.append(', ');
-      qd.orderBy(b, item.column, item.direction, item.nulls ?? (item.direction === 'asc' ? 'last' : 'first'));
+      dialect.orderBy(
+        b,
+        item.column,
+        item.direction,
+        item.nulls ?? (item.direction === 'asc' ? 'last' : 'first'),
+      );
     });
   }
   b.append(' LIMIT ').appendValue(request.page.size);

@@ -11,7 +11,6 @@ import { driverValue } from './bind.js';
 import { coerceBodyValue } from './coerce-value.js';
 import { columnOf } from './columns.js';
 import { appendColumnList } from './plan-read.js';
-import type { QueryDialect } from './query-dialect.js';
 
 /** A body object → column values validated against their types (unknown column → 400). */
 export function toWriteRow(table: TableInfo, body: JsonObject): WriteRow {
@@ -78,11 +77,10 @@ export function insertStatement(
   row: WriteRow,
   returning: StoredShape | undefined,
   dialect: Dialect,
-  qd: QueryDialect,
 ): SqlFragment {
   const b = new SqlBuilder(dialect).append('INSERT INTO ').appendIdent(table.name);
   const values = entries(table, row);
-  if (values.length === 0) b.append(qd.insertDefaults);
+  if (values.length === 0) b.append(dialect.insertDefaults);
   else {
     b.append(' (');
     appendColumnList(
@@ -92,7 +90,7 @@ export function insertStatement(
     b.append(') VALUES (');
     values.forEach(([column, value], i) => {
       if (i > 0) b.append(', ');
-      b.appendValue(driverValue(column, value, qd));
+      b.appendValue(driverValue(column, value, dialect));
     });
     b.append(')');
   }
@@ -124,7 +122,6 @@ export function insertedKeyWhere(
   row: WriteRow,
   insertId: number | undefined,
   dialect: Dialect,
-  qd: QueryDialect,
 ): SqlFragment | undefined {
   if (table.primaryKey.length === 0) return undefined;
   const key: Array<readonly [ColumnInfo, unknown]> = [];
@@ -140,7 +137,7 @@ export function insertedKeyWhere(
     if (value === undefined || value === null) return undefined;
     key.push([column, value]);
   }
-  return keyedWhere(table, [Object.fromEntries(key.map(([c, v]) => [c.name, v]))], dialect, qd);
+  return keyedWhere(table, [Object.fromEntries(key.map(([c, v]) => [c.name, v]))], dialect);
 }
 
 /** `UPDATE`, with `RETURNING` the stored rows' columns and check when `returning` is given. */
@@ -150,14 +147,13 @@ export function updateStatement(
   where: SqlFragment,
   returning: StoredShape | undefined,
   dialect: Dialect,
-  qd: QueryDialect,
 ): SqlFragment {
   const b = new SqlBuilder(dialect).append('UPDATE ').appendIdent(table.name).append(' SET ');
   entries(table, patch).forEach(([column, value], i) => {
     if (i > 0) b.append(', ');
     b.appendIdent(column.name)
       .append(' = ')
-      .appendValue(driverValue(column, value, qd));
+      .appendValue(driverValue(column, value, dialect));
   });
   b.appendFragment(where);
   if (hasOutput(returning)) appendOutput(b.append(' RETURNING '), returning);
@@ -169,18 +165,13 @@ export function deleteStatement(table: TableInfo, where: SqlFragment, dialect: D
 }
 
 /** The primary keys of the rows an update will change, locked until the transaction ends. */
-export function lockedKeysStatement(
-  table: TableInfo,
-  where: SqlFragment,
-  dialect: Dialect,
-  qd: QueryDialect,
-): SqlFragment {
+export function lockedKeysStatement(table: TableInfo, where: SqlFragment, dialect: Dialect): SqlFragment {
   const b = new SqlBuilder(dialect).append('SELECT ');
   appendColumnList(
     b,
     table.primaryKey.map((name) => columnOf(table, name, 'filter')),
   );
-  return b.append(' FROM ').appendIdent(table.name).appendFragment(where).append(qd.forUpdate).build();
+  return b.append(' FROM ').appendIdent(table.name).appendFragment(where).append(dialect.forUpdate).build();
 }
 
 /** The keys `rows` will have after `patch` sets some of their key columns. */
@@ -196,7 +187,6 @@ export function keyedWhere(
   table: TableInfo,
   rows: readonly Row[],
   dialect: Dialect,
-  qd: QueryDialect,
 ): SqlFragment | undefined {
   if (table.primaryKey.length === 0) return undefined;
   const key = table.primaryKey.map((name) => columnOf(table, name, 'filter'));
@@ -209,7 +199,7 @@ export function keyedWhere(
       if (j > 0) b.append(' AND ');
       b.appendIdent(column.name)
         .append(' = ')
-        .appendValue(driverValue(column, row[column.name], qd));
+        .appendValue(driverValue(column, row[column.name], dialect));
     });
     b.append(')');
   });

@@ -8,7 +8,6 @@ import type { Filter } from '../request/types.js';
 import { driverValue } from './bind.js';
 import { coerceQueryValue } from './coerce-value.js';
 import { columnOf, keyColumn } from './columns.js';
-import type { QueryDialect } from './query-dialect.js';
 
 const SQL_COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
@@ -16,11 +15,12 @@ function unsupported(column: ColumnInfo, message: string): RestError {
   return new RestError('invalid_input', 'invalid_filter', message, { details: { column: column.name } });
 }
 
-function value(column: ColumnInfo, text: string, qd: QueryDialect): unknown {
-  return driverValue(column, coerceQueryValue(column, text), qd);
+function value(column: ColumnInfo, text: string, dialect: Dialect): unknown {
+  return driverValue(column, coerceQueryValue(column, text), dialect);
 }
 
-function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter, qd: QueryDialect): void {
+function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter): void {
+  const { dialect } = b;
   const column = columnOf(table, filter.column, 'filter');
   const kind = column.valueKind;
   const name = column.name;
@@ -29,9 +29,9 @@ function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter, qd: Query
   }
   switch (filter.kind) {
     case 'compare': {
-      const v = value(column, filter.value, qd);
+      const v = value(column, filter.value, dialect);
       if (kind === 'text' && (filter.op === 'eq' || filter.op === 'neq')) {
-        qd.textCompare(b, name, SQL_COMPARISON[filter.op] as '=' | '<>', v);
+        dialect.textCompare(b, name, SQL_COMPARISON[filter.op] as '=' | '<>', v);
       } else {
         b.appendIdent(name).append(` ${SQL_COMPARISON[filter.op]} `).appendValue(v);
       }
@@ -40,13 +40,13 @@ function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter, qd: Query
     case 'pattern':
       if (kind !== 'text') throw unsupported(column, `${filter.op} needs a text column; ${name} is not one`);
       coerceQueryValue(column, filter.pattern);
-      if (filter.op === 'like') qd.like(b, name, filter.pattern);
-      else qd.ilike(b, name, filter.pattern);
+      if (filter.op === 'like') dialect.like(b, name, filter.pattern);
+      else dialect.ilike(b, name, filter.pattern);
       return;
     case 'in': {
-      const values = filter.values.map((t) => value(column, t, qd));
-      if (values.length === 0) b.append(b.dialect.falseSql);
-      else if (kind === 'text') qd.textIn(b, name, values);
+      const values = filter.values.map((t) => value(column, t, dialect));
+      if (values.length === 0) b.append(dialect.falseSql);
+      else if (kind === 'text') dialect.textIn(b, name, values);
       else {
         b.appendIdent(name).append(' IN (');
         values.forEach((v, i) => {
@@ -77,19 +77,19 @@ export interface WhereInput {
 }
 
 /** ` WHERE …` (with its leading space), or an empty fragment when nothing restricts the rows. */
-export function whereClause(input: WhereInput, dialect: Dialect, qd: QueryDialect): SqlFragment {
+export function whereClause(input: WhereInput, dialect: Dialect): SqlFragment {
   const conditions: SqlFragment[] = [];
   if (input.key !== undefined) {
     const b = new SqlBuilder(dialect);
     const column = keyColumn(input.table);
-    const v = value(column, input.key, qd);
-    if (column.valueKind === 'text') qd.textCompare(b, column.name, '=', v);
+    const v = value(column, input.key, dialect);
+    if (column.valueKind === 'text') dialect.textCompare(b, column.name, '=', v);
     else b.appendIdent(column.name).append(' = ').appendValue(v);
     conditions.push(b.build());
   }
   for (const filter of input.filters) {
     const b = new SqlBuilder(dialect);
-    appendFilter(b, input.table, filter, qd);
+    appendFilter(b, input.table, filter);
     conditions.push(b.build());
   }
   if (input.predicate !== undefined) conditions.push(input.predicate);

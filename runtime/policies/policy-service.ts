@@ -299,8 +299,8 @@ export async function addPolicy(
     b.appendValue(policy[f]);
   });
   b.append(')');
-  // MySQL has no INSERT … RETURNING (MariaDB's is not in MySQL); its driver reports insertId.
-  if (adapter.kind !== 'mysql') b.append(' RETURNING ').appendIdent('id');
+  // Without INSERT … RETURNING (MySQL) the driver reports insertId.
+  if (adapter.returning.insert) b.append(' RETURNING ').appendIdent('id');
   const result = await adapter.query(renderSql(adapter.dialect, b.build()));
   const id = result.rows[0]?.['id'] ?? result.insertId;
   return policyRowOf({ ...policy, id });

@@ -11,7 +11,7 @@ import {
   TABLE_SETTING,
   sessionSettingValues,
 } from '../../compiler/rls/session-settings.js';
-import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';

@@ -3,7 +3,7 @@
 // applies to — not a superuser, not BYPASSRLS, not an owner of a served table. Missing rights are
 // one clear startup error that suggests `-db.rls off`; the request role is created when missing.
 
-import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, DbSession } from '../db/adapter.js';
 import { requestRoleName } from './request-role.js';

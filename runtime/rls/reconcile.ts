@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { compilePolicySet, type PolicySet } from '../../compiler/policy-set.js';
 import { compileRls, rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
-import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { PolicyRow } from '../../compiler/types.js';
 import type { DbAdapter, DbSession, SchemaSnapshot, TableInfo } from '../db/adapter.js';

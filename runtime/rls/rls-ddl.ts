@@ -3,7 +3,7 @@
 
 import { basename, extname } from 'node:path';
 import { compilePolicySet, type PolicySet } from '../../compiler/policy-set.js';
-import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import type { PolicyRow } from '../../compiler/types.js';
 import type { DbAdapter, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { parseDbUrl } from '../db/parse-db-url.js';

@@ -8,7 +8,7 @@
 // restored.
 
 import { rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
-import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { DbAdapter, DbSession } from '../db/adapter.js';
 import { createPgChangeListener, type ChangeListener } from '../policies/pg-change-listener.js';

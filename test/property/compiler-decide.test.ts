@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileCondition, evaluate, FALSE, outcomesForUser, TRUE, UNKNOWN } from '../../compiler/evaluate.js';
 import { compilePolicySet } from '../../compiler/policy-set.js';
-import { sqliteDialect } from '../../compiler/sql/dialect.js';
+import { sqliteDialect } from '../../compiler/sql/sqlite-dialect.js';
 import type { PolicyRow } from '../../compiler/types.js';
 import { printPolicy } from '../../grammar/print-policy.js';
 import {

@@ -16,7 +16,7 @@ import { compilePolicySet } from '../../compiler/policy-set.js';
 import { compileRls } from '../../compiler/rls/compile-rls.js';
 import { sessionSettingValues } from '../../compiler/rls/session-settings.js';
 import type { SchemaTypes } from '../../compiler/scope.js';
-import { dialects } from '../../compiler/sql/dialect.js';
+import { dialects } from '../../compiler/sql/dialects.js';
 import { renderSql, type RenderedSql } from '../../compiler/sql/fragment.js';
 import {
   ANONYMOUS,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compilePolicySet } from '../../compiler/policy-set.js';
 import { compileRls } from '../../compiler/rls/compile-rls.js';
 import { sessionSettingValues } from '../../compiler/rls/session-settings.js';
-import { postgresDialect } from '../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import type { Action, AuthUser, PolicyRow } from '../../compiler/types.js';
 import { printPolicy } from '../../grammar/print-policy.js';
 import { createTestDatabase, pgTextCollations, type TestDatabase } from '../support/databases.js';

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ColumnTypes } from '../../compiler/analyze.js';
 import { compilePolicySet, type CompiledPolicy } from '../../compiler/policy-set.js';
 import { normaliseColumnValue } from '../../compiler/semantics.js';
-import { dialects } from '../../compiler/sql/dialect.js';
+import { dialects } from '../../compiler/sql/dialects.js';
 import type { AuthUser, DialectName, PolicyRow } from '../../compiler/types.js';
 import { createTestDatabase, isAvailable, skipReason, type TestDatabase } from '../support/databases.js';
 import { call, type Reply } from '../support/http.js';

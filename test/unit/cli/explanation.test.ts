@@ -3,7 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { formatExplanation } from '../../../cli/format/explanation.js';
-import { postgresDialect, sqliteDialect } from '../../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
+import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';
 import type { AuthUser, PolicyRow } from '../../../compiler/types.js';
 import type { ColumnInfo, TableInfo } from '../../../runtime/db/adapter.js';
 import { explainPolicy, type ExplainInput } from '../../../runtime/explain-policy.js';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ColumnTypes } from '../../../compiler/analyze.js';
 import { compilePolicySet, type Decision } from '../../../compiler/policy-set.js';
-import { dialects, sqliteDialect } from '../../../compiler/sql/dialect.js';
+import { dialects } from '../../../compiler/sql/dialects.js';
+import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';
 import { renderSql } from '../../../compiler/sql/fragment.js';
 import { ANONYMOUS, type AuthUser, type PolicyRow } from '../../../compiler/types.js';
 

@@ -10,7 +10,7 @@ import { compileRls, nativePredicateSql } from '../../../compiler/rls/compile-rl
 import { sessionSettingValues } from '../../../compiler/rls/session-settings.js';
 import type { SchemaTypes } from '../../../compiler/scope.js';
 import { compileToSql } from '../../../compiler/sql/compile-predicate.js';
-import { dialects } from '../../../compiler/sql/dialect.js';
+import { dialects } from '../../../compiler/sql/dialects.js';
 import { renderInlinePostgres, renderSql } from '../../../compiler/sql/fragment.js';
 import { ANONYMOUS, type AuthUser, type DialectName, type PolicyRow } from '../../../compiler/types.js';
 import { parsePolicy } from '../../../grammar/parse-policy.js';

@@ -3,7 +3,8 @@
 // (deny in-process, else the table's RLS policy and its WITH CHECK) — with the 401/403 rule.
 
 import { describe, expect, it } from 'vitest';
-import { postgresDialect, sqliteDialect } from '../../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
+import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';
 import {
   ANONYMOUS,
   type Action,

@@ -3,7 +3,7 @@ import type { ColumnTypes } from '../../../../compiler/analyze.js';
 import { compilePolicySet } from '../../../../compiler/policy-set.js';
 import { compileRls, rlsPolicyName, rlsPolicyNames } from '../../../../compiler/rls/compile-rls.js';
 import { SESSION_SETTINGS, sessionSettingValues } from '../../../../compiler/rls/session-settings.js';
-import { postgresDialect } from '../../../../compiler/sql/dialect.js';
+import { postgresDialect } from '../../../../compiler/sql/postgres-dialect.js';
 import { ANONYMOUS, type PolicyRow } from '../../../../compiler/types.js';
 
 const COLUMNS: ColumnTypes = new Map([

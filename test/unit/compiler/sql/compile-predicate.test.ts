@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ColumnTypes } from '../../../../compiler/analyze.js';
 import { compileToSql } from '../../../../compiler/sql/compile-predicate.js';
-import { dialects, postgresDialect } from '../../../../compiler/sql/dialect.js';
+import { dialects } from '../../../../compiler/sql/dialects.js';
+import { postgresDialect } from '../../../../compiler/sql/postgres-dialect.js';
 import { renderInlinePostgres, renderSql, type RenderedSql } from '../../../../compiler/sql/fragment.js';
 import type { AuthUser, DialectName } from '../../../../compiler/types.js';
 import { parsePolicy } from '../../../../grammar/parse-policy.js';

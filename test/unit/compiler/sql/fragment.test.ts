@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dialects } from '../../../../compiler/sql/dialect.js';
+import { dialects } from '../../../../compiler/sql/dialects.js';
 import { SqlBuilder, renderSql } from '../../../../compiler/sql/fragment.js';
 import { ANONYMOUS, type DialectName } from '../../../../compiler/types.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compilePolicySet } from '../../../../compiler/policy-set.js';
-import { sqliteDialect } from '../../../../compiler/sql/dialect.js';
+import { sqliteDialect } from '../../../../compiler/sql/sqlite-dialect.js';
 import {
   ANONYMOUS,
   type Action,

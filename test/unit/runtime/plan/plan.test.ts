@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dialects } from '../../../../compiler/sql/dialect.js';
+import { dialects } from '../../../../compiler/sql/dialects.js';
 import { SqlBuilder, renderSql, type RenderedSql } from '../../../../compiler/sql/fragment.js';
 import { ANONYMOUS, type ColumnType, type DialectName } from '../../../../compiler/types.js';
 import { isRestError, type RestError } from '../../../../errors/rest-error.js';
@@ -14,7 +14,6 @@ import {
   toWriteRow,
   updateStatement,
 } from '../../../../runtime/plan/plan-write.js';
-import { globPattern, likePattern, queryDialects } from '../../../../runtime/plan/query-dialect.js';
 import { whereClause } from '../../../../runtime/plan/where.js';
 import { parseTableRequest } from '../../../../runtime/request/parse-request.js';
 import type { JsonValue } from '../../../../runtime/request/types.js';
@@ -64,11 +63,7 @@ function read(kind: DialectName, query: string, key?: string): RenderedSql {
   });
   if (request.kind !== 'list' && request.kind !== 'get' && request.kind !== 'count')
     throw new Error('not a read');
-  return renderSql(
-    dialects[kind],
-    planRead(request, table, undefined, dialects[kind], queryDialects[kind]).statement,
-    ANONYMOUS,
-  );
+  return renderSql(dialects[kind], planRead(request, table, undefined, dialects[kind]).statement, ANONYMOUS);
 }
 
 const ALL = ['postgres', 'mysql', 'sqlite'] as const;
@@ -161,14 +156,8 @@ describe('planRead pins the SQL of every dialect', () => {
       maxRows: 1000,
     });
     if (request.kind !== 'list') throw new Error('not a list');
-    const pg = renderSql(
-      dialects.postgres,
-      planRead(request, t, undefined, dialects.postgres, queryDialects.postgres).statement,
-    );
-    const my = renderSql(
-      dialects.mysql,
-      planRead(request, t, undefined, dialects.mysql, queryDialects.mysql).statement,
-    );
+    const pg = renderSql(dialects.postgres, planRead(request, t, undefined, dialects.postgres).statement);
+    const my = renderSql(dialects.mysql, planRead(request, t, undefined, dialects.mysql).statement);
     expect(pg.text).toBe('SELECT "a""b`c" FROM "x""y" LIMIT $1 OFFSET $2');
     expect(my.text).toBe('SELECT `a"b``c` FROM `x"y` LIMIT ? OFFSET ?');
   });
@@ -179,11 +168,7 @@ describe('planRead pins the SQL of every dialect', () => {
       .append(' = ')
       .appendAuth({ kind: 'id' }, 'bigint')
       .build();
-    const where = whereClause(
-      { table, key: undefined, filters: [], predicate },
-      dialects.postgres,
-      queryDialects.postgres,
-    );
+    const where = whereClause({ table, key: undefined, filters: [], predicate }, dialects.postgres);
     expect(renderSql(dialects.postgres, where, { ...ANONYMOUS, id: 5 })).toEqual({
       text: ' WHERE ("id" = $1::bigint)',
       values: [5],
@@ -210,18 +195,17 @@ describe('planRead pins the SQL of every dialect', () => {
 describe('write statements', () => {
   it.each(ALL)('insert, update and delete (%s)', (kind) => {
     const d = dialects[kind];
-    const qd = queryDialects[kind];
     const row = toWriteRow(table, {
       title: 'x',
       meta: { a: [1] },
       done: true,
       at: '2024-01-02T03:04:05.5+01:00',
     });
-    const insert = renderSql(d, insertStatement(table, row, { columns: [columns[0] as ColumnInfo] }, d, qd));
-    const where = whereClause({ table, key: '3', filters: [], predicate: undefined }, d, qd);
+    const insert = renderSql(d, insertStatement(table, row, { columns: [columns[0] as ColumnInfo] }, d));
+    const where = whereClause({ table, key: '3', filters: [], predicate: undefined }, d);
     const update = renderSql(
       d,
-      updateStatement(table, toWriteRow(table, { price: 2.5 }), where, undefined, d, qd),
+      updateStatement(table, toWriteRow(table, { price: 2.5 }), where, undefined, d),
     );
     const del = renderSql(d, deleteStatement(table, where, d));
     const expected: Record<DialectName, [string, string, string]> = {
@@ -253,14 +237,13 @@ describe('write statements', () => {
 
   it.each(ALL)('a write hands back its policy check as a flag column (%s)', (kind) => {
     const d = dialects[kind];
-    const qd = queryDialects[kind];
     const check = {
       name: checkColumnName(table),
       predicate: new SqlBuilder(d).appendIdent('price').append(' < ').appendValue(100).build(),
     };
     const insert = renderSql(
       d,
-      insertStatement(table, toWriteRow(table, { price: 99.999 }), { columns: [], check }, d, qd),
+      insertStatement(table, toWriteRow(table, { price: 99.999 }), { columns: [], check }, d),
     );
     const q = (name: string) => d.quoteIdent(name);
     const p = (n: number) => d.placeholder(n);
@@ -268,7 +251,7 @@ describe('write statements', () => {
       `INSERT INTO ${q('items')} (${q('price')}) VALUES (${p(1)}) RETURNING CASE WHEN (${q('price')} < ${p(2)}) THEN 1 ELSE 0 END AS ${q('rest_check')}`,
     );
     expect(insert.values).toEqual([99.999, 100]);
-    const where = whereClause({ table, key: '3', filters: [], predicate: undefined }, d, qd);
+    const where = whereClause({ table, key: '3', filters: [], predicate: undefined }, d);
     const read = renderSql(
       d,
       storedRowsStatement(table, where, { columns: [columns[0] as ColumnInfo], check }, d),
@@ -287,10 +270,7 @@ describe('write statements', () => {
   });
 
   it.each(ALL)('an empty row inserts defaults (%s)', (kind) => {
-    const text = renderSql(
-      dialects[kind],
-      insertStatement(table, {}, undefined, dialects[kind], queryDialects[kind]),
-    ).text;
+    const text = renderSql(dialects[kind], insertStatement(table, {}, undefined, dialects[kind])).text;
     expect(
       text.startsWith(
         kind === 'mysql' ? 'INSERT INTO `items` () VALUES ()' : 'INSERT INTO "items" DEFAULT VALUES',
@@ -384,11 +364,6 @@ describe('value coercion is the same on every database', () => {
     expect(coerceBodyValue(c('title'), '😀 \uD83D\uDE00')).toBe('😀 😀');
     expect(coerceBodyValue(c('meta'), { '😀': ['𝄞'] })).toEqual({ '😀': ['𝄞'] });
     expect(coerceQueryValue(c('title'), '𝄞')).toBe('𝄞');
-  });
-
-  it('like patterns: * is the wildcard, % _ ! are literal', () => {
-    expect(likePattern('50%_off*!')).toBe('50!%!_off%!!');
-    expect(globPattern('a?b[c]*')).toBe('a[?]b[[]c]*');
   });
 });
 

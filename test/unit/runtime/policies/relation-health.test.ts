@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { compilePolicySet } from '../../../../compiler/policy-set.js';
-import { sqliteDialect } from '../../../../compiler/sql/dialect.js';
+import { sqliteDialect } from '../../../../compiler/sql/sqlite-dialect.js';
 import type { ColumnType, PolicyRow } from '../../../../compiler/types.js';
 import type { SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
 import { indexWarning, relationProblems } from '../../../../runtime/policies/relation-health.js';

@@ -1,0 +1,36 @@
+// SQLite's hooks (dialect.ts): `?` placeholders, double-quoted identifiers, booleans bound as 1/0,
+// GLOB as the case-sensitive match, no row locks.
+
+import type { Dialect, SqlWriter } from './dialect.js';
+import { likeWith, orderWithNulls, plainCompare, plainIn, quoteWith } from './standard-sql.js';
+
+/** GLOB is SQLite's case-sensitive LIKE: `*` is already its wildcard; `?` and `[` must be literal. */
+export const globPattern = (pattern: string): string => pattern.replace(/[?[]/g, '[$&]');
+
+export const sqliteDialect: Dialect = Object.freeze({
+  name: 'sqlite',
+  quoteIdent: quoteWith('"'),
+  placeholder: () => '?',
+  // better-sqlite3 cannot bind booleans (https://www.sqlite.org/datatype3.html#boolean_datatype).
+  bindValue: (value: unknown) => (typeof value === 'boolean' ? (value ? 1 : 0) : value),
+  trueSql: '1',
+  falseSql: '0',
+  // The default BINARY collation compares with memcmp(): code point order for UTF-8.
+  codePointText: { open: '', close: '' },
+  textCompare: plainCompare,
+  textIn: plainIn,
+  // LIKE ignores ASCII case only (https://www.sqlite.org/lang_expr.html#like); GLOB is the
+  // case-sensitive match.
+  like: (w: SqlWriter, column: string, pattern: string) =>
+    void w.appendIdent(column).append(' GLOB ').appendValue(globPattern(pattern)),
+  ilike: likeWith('LIKE'),
+  // NULLS FIRST/LAST exist since 3.30 (https://www.sqlite.org/releaselog/3_30_0.html).
+  orderBy: orderWithNulls,
+  // No row locks and no FOR UPDATE: the adapter's BEGIN IMMEDIATE already holds the database's
+  // one write lock for the transaction (https://www.sqlite.org/lang_transaction.html).
+  forUpdate: '',
+  insertDefaults: ' DEFAULT VALUES',
+  bindTimestamp: (text: string) => text,
+  // Division by zero is NULL in SQLite: a failed check cannot end the statement.
+  checkInStatement: false,
+});
