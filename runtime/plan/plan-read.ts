@@ -2,6 +2,7 @@
 
 import type { Dialect } from '../../compiler/sql/dialect.js';
 import { SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
+import { internalError } from '../../errors/rest-error.js';
 import type { ColumnInfo, TableInfo } from '../db/adapter.js';
 import type { OrderItem, ParsedRequest } from '../request/types.js';
 import { columnOf, selectedColumns } from './columns.js';
@@ -30,6 +31,12 @@ function orderItems(table: TableInfo, order: readonly OrderItem[]): readonly Ord
     .filter((c) => !named.has(c))
     .map((column): OrderItem => ({ column, direction: 'asc' }));
   return [...checked, ...tiebreak];
+}
+
+/** A validated page size as SQL text; anything but a positive safe integer is a bug upstream. */
+function integerLiteral(n: number): string {
+  if (!Number.isSafeInteger(n) || n < 1) throw internalError(`page size ${String(n)} is not a positive integer`);
+  return String(n);
 }
 
 export function planRead(
@@ -66,7 +73,14 @@ export function planRead(
       );
     });
   }
-  b.append(' LIMIT ').appendValue(request.page.size);
-  b.append(' OFFSET ').appendValue((request.page.number - 1) * request.page.size);
+  // The page size is written as a literal, so the plan of a prepared read knows how many rows it
+  // needs: with `LIMIT $n` PostgreSQL's generic plan assumes 10% of the rows are wanted and may
+  // walk the primary key through a filter instead of using the index of a policy's column
+  // (BENCHMARKS.md, team membership). A first page has no OFFSET (a first-page read of a native
+  // table then has no parameter at all, and PostgreSQL plans it once for good); later pages bind
+  // theirs, so that paging through a table does not prepare one statement per page.
+  b.append(` LIMIT ${integerLiteral(request.page.size)}`);
+  const offset = (request.page.number - 1) * request.page.size;
+  if (offset > 0) b.append(' OFFSET ').appendValue(offset);
   return { shape: 'rows', statement: b.build() };
 }

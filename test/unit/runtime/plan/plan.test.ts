@@ -76,16 +76,16 @@ describe('planRead pins the SQL of every dialect', () => {
       query: '',
       expected: {
         postgres: {
-          text: `SELECT ${cols('"')} FROM "items" ORDER BY "id" ASC NULLS LAST LIMIT $1 OFFSET $2`,
-          values: [100, 0],
+          text: `SELECT ${cols('"')} FROM "items" ORDER BY "id" ASC NULLS LAST LIMIT 100`,
+          values: [],
         },
         mysql: {
-          text: `SELECT ${cols('`')} FROM \`items\` ORDER BY \`id\` IS NULL ASC, \`id\` ASC LIMIT ? OFFSET ?`,
-          values: [100, 0],
+          text: `SELECT ${cols('`')} FROM \`items\` ORDER BY \`id\` IS NULL ASC, \`id\` ASC LIMIT 100`,
+          values: [],
         },
         sqlite: {
-          text: `SELECT ${cols('"')} FROM "items" ORDER BY "id" ASC NULLS LAST LIMIT ? OFFSET ?`,
-          values: [100, 0],
+          text: `SELECT ${cols('"')} FROM "items" ORDER BY "id" ASC NULLS LAST LIMIT 100`,
+          values: [],
         },
       },
     },
@@ -93,16 +93,16 @@ describe('planRead pins the SQL of every dialect', () => {
       query: 'select=title&title=eq.a&price=gte.1.5&done=is.true&order=title.desc&page=3&page_size=10',
       expected: {
         postgres: {
-          text: 'SELECT "title" FROM "items" WHERE ("title" = $1) AND ("price" >= $2) AND ("done" IS TRUE) ORDER BY "title" DESC NULLS FIRST, "id" ASC NULLS LAST LIMIT $3 OFFSET $4',
-          values: ['a', '1.5', 10, 20],
+          text: 'SELECT "title" FROM "items" WHERE ("title" = $1) AND ("price" >= $2) AND ("done" IS TRUE) ORDER BY "title" DESC NULLS FIRST, "id" ASC NULLS LAST LIMIT 10 OFFSET $3',
+          values: ['a', '1.5', 20],
         },
         mysql: {
-          text: 'SELECT `title` FROM `items` WHERE (`title` = ? AND CAST(`title` AS BINARY) = CAST(? AS BINARY)) AND (`price` >= ?) AND (`done` IS TRUE) ORDER BY `title` IS NULL DESC, `title` DESC, `id` IS NULL ASC, `id` ASC LIMIT ? OFFSET ?',
-          values: ['a', 'a', '1.5', 10, 20],
+          text: 'SELECT `title` FROM `items` WHERE (`title` = ? AND CAST(`title` AS BINARY) = CAST(? AS BINARY)) AND (`price` >= ?) AND (`done` IS TRUE) ORDER BY `title` IS NULL DESC, `title` DESC, `id` IS NULL ASC, `id` ASC LIMIT 10 OFFSET ?',
+          values: ['a', 'a', '1.5', 20],
         },
         sqlite: {
-          text: 'SELECT "title" FROM "items" WHERE ("title" = ?) AND ("price" >= ?) AND ("done" IS TRUE) ORDER BY "title" DESC NULLS FIRST, "id" ASC NULLS LAST LIMIT ? OFFSET ?',
-          values: ['a', '1.5', 10, 20],
+          text: 'SELECT "title" FROM "items" WHERE ("title" = ?) AND ("price" >= ?) AND ("done" IS TRUE) ORDER BY "title" DESC NULLS FIRST, "id" ASC NULLS LAST LIMIT 10 OFFSET ?',
+          values: ['a', '1.5', 20],
         },
       },
     },
@@ -158,8 +158,8 @@ describe('planRead pins the SQL of every dialect', () => {
     if (request.kind !== 'list') throw new Error('not a list');
     const pg = renderSql(dialects.postgres, planRead(request, t, undefined, dialects.postgres).statement);
     const my = renderSql(dialects.mysql, planRead(request, t, undefined, dialects.mysql).statement);
-    expect(pg.text).toBe('SELECT "a""b`c" FROM "x""y" LIMIT $1 OFFSET $2');
-    expect(my.text).toBe('SELECT `a"b``c` FROM `x"y` LIMIT ? OFFSET ?');
+    expect(pg.text).toBe('SELECT "a""b`c" FROM "x""y" LIMIT 100');
+    expect(my.text).toBe('SELECT `a"b``c` FROM `x"y` LIMIT 100');
   });
 
   it('ANDs the policy predicate into the WHERE', () => {
