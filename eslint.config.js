@@ -1,6 +1,17 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const RUNTIME_DB =
+  'runtime/db/ is the bottom of the runtime: drivers, adapters and their errors; it imports only compiler/ and errors/ besides itself.';
+/** What runtime/db/ may not import, written from a file `up` levels below runtime/. */
+const runtimeDbRestricted = (up) => [
+  ...['plan', 'request', 'handlers', 'http', 'enforce', 'policies', 'rls', 'auth'].map((folder) => `${up}${folder}/**`),
+  `${up}*.js`,
+  '**/cli/**',
+  '**/bench/**',
+  '**/test/**',
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '*.config.js', '*.config.ts'] },
   js.configs.recommended,
@@ -46,28 +57,23 @@ export default tseslint.config(
     },
   },
   {
-    files: ['runtime/db/**/*.ts'],
+    files: ['runtime/db/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: runtimeDbRestricted('../'), message: RUNTIME_DB }] }],
+    },
+  },
+  {
+    // One folder per database (postgres/, mysql/, sqlite/): its adapter and its driver's errors.
+    files: ['runtime/db/*/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
+            { group: runtimeDbRestricted('../../'), message: RUNTIME_DB },
             {
-              group: [
-                '../plan/**',
-                '../request/**',
-                '../handlers/**',
-                '../http/**',
-                '../enforce/**',
-                '../policies/**',
-                '../rls/**',
-                '../auth/**',
-                '../*.js',
-                '**/cli/**',
-                '**/bench/**',
-                '**/test/**',
-              ],
-              message: 'runtime/db/ is the bottom of the runtime: drivers, adapters and their errors; it imports only compiler/ and errors/ besides itself.',
+              group: ['../postgres/**', '../mysql/**', '../sqlite/**'],
+              message: "A database's folder imports the shared runtime/db/ files, never another database's.",
             },
           ],
         },

@@ -21,11 +21,11 @@ const LABEL: Readonly<Record<DbUrl['kind'], string>> = {
 async function open(url: string, parsed: DbUrl, options: AdapterOptions): Promise<DbAdapter> {
   switch (parsed.kind) {
     case 'postgres': {
-      const { createPgAdapter } = await import('./pg-adapter.js');
+      const { createPgAdapter } = await import('./postgres/pg-adapter.js');
       return createPgAdapter(url, options);
     }
     case 'mysql': {
-      const { createMysqlAdapter } = await import('./mysql-adapter.js');
+      const { createMysqlAdapter } = await import('./mysql/mysql-adapter.js');
       const u = new URL(url);
       return createMysqlAdapter(
         {
@@ -39,7 +39,7 @@ async function open(url: string, parsed: DbUrl, options: AdapterOptions): Promis
       );
     }
     case 'sqlite': {
-      const { createSqliteAdapter } = await import('./sqlite-adapter.js');
+      const { createSqliteAdapter } = await import('./sqlite/sqlite-adapter.js');
       return createSqliteAdapter(parsed.path, options);
     }
   }

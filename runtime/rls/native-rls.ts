@@ -8,7 +8,7 @@
 import type { PolicySet } from '../../compiler/policy-set.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, SchemaSnapshot, TableInfo } from '../db/adapter.js';
-import { isPgAdapter } from '../db/pg-adapter.js';
+import { isPgAdapter } from '../db/postgres/pg-adapter.js';
 import type { RequestRunner } from '../enforce/request-runner.js';
 import type { Authorizer } from '../enforce/authorizer.js';
 import type { PolicyCache } from '../policy-cache.js';

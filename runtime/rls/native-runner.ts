@@ -16,7 +16,7 @@ import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import { mapDbError, sqlStateOf } from '../db/map-db-error.js';
-import { mapPgError, type PgAdapter } from '../db/pg-adapter.js';
+import { mapPgError, type PgAdapter } from '../db/postgres/pg-adapter.js';
 import { checkFailed, policyDenied } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
 import { intactSql } from './reconcile.js';

@@ -3,19 +3,19 @@
 // field so JSON matches the other databases, information_schema introspection.
 
 import mysql from 'mysql2/promise';
-import { mysqlDialect } from '../../compiler/sql/mysql-dialect.js';
-import type { RenderedSql } from '../../compiler/sql/fragment.js';
-import type { ColumnType } from '../../compiler/types.js';
-import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from './adapter.js';
+import { mysqlDialect } from '../../../compiler/sql/mysql-dialect.js';
+import type { RenderedSql } from '../../../compiler/sql/fragment.js';
+import type { ColumnType } from '../../../compiler/types.js';
+import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from '../adapter.js';
 import {
   CONNECT_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
   errorFields,
   type AdapterOptions,
-} from './adapter-options.js';
-import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from './build-snapshot.js';
-import { bindParam, jsonValue, localTimestamp } from './db-values.js';
-import { ADAPTER_CLOSED, adapterError, mapDbError } from './map-db-error.js';
+} from '../adapter-options.js';
+import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
+import { bindParam, jsonValue, localTimestamp } from '../db-values.js';
+import { ADAPTER_CLOSED, adapterError, mapDbError } from '../map-db-error.js';
 
 export interface MysqlConnectionConfig {
   readonly host: string;

@@ -4,20 +4,20 @@
 // schema version. One client lifecycle (#withClient) serves every path, the native RLS one included.
 
 import pg from 'pg';
-import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
-import type { RenderedSql } from '../../compiler/sql/fragment.js';
-import type { ColumnType } from '../../compiler/types.js';
-import type { DbAdapter, DbSession, QueryResult, Returning, Row, RunMode, SchemaSnapshot } from './adapter.js';
+import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
+import type { RenderedSql } from '../../../compiler/sql/fragment.js';
+import type { ColumnType } from '../../../compiler/types.js';
+import type { DbAdapter, DbSession, QueryResult, Returning, Row, RunMode, SchemaSnapshot } from '../adapter.js';
 import {
   CONNECT_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
   errorFields,
   type AdapterOptions,
-} from './adapter-options.js';
-import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from './build-snapshot.js';
-import { decimalValue, integerValue, localTimestamp, utcTimestamp } from './db-values.js';
-import { internalError } from '../../errors/rest-error.js';
-import { ADAPTER_CLOSED, CONNECTION_FAILED, adapterError, mapDbError } from './map-db-error.js';
+} from '../adapter-options.js';
+import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
+import { decimalValue, integerValue, localTimestamp, utcTimestamp } from '../db-values.js';
+import { internalError } from '../../../errors/rest-error.js';
+import { ADAPTER_CLOSED, CONNECTION_FAILED, adapterError, mapDbError } from '../map-db-error.js';
 import { createPreparedStatements, type PreparedStatements } from './pg-prepared.js';
 
 // Text-format parsers by type OID (pg_type.oid; https://github.com/brianc/node-pg-types).

@@ -8,9 +8,9 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import type { RenderedSql } from '../../compiler/sql/fragment.js';
-import { RestError } from '../../errors/rest-error.js';
-import { bindParam } from './db-values.js';
+import type { RenderedSql } from '../../../compiler/sql/fragment.js';
+import { RestError } from '../../../errors/rest-error.js';
+import { bindParam } from '../db-values.js';
 
 export const DEFAULT_PREPARED_PER_CONNECTION = 256;
 

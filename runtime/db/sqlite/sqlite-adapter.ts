@@ -4,13 +4,13 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { sqliteDialect } from '../../compiler/sql/sqlite-dialect.js';
-import type { RenderedSql } from '../../compiler/sql/fragment.js';
-import type { ColumnType } from '../../compiler/types.js';
-import { internalError } from '../../errors/rest-error.js';
-import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from './adapter.js';
-import type { AdapterOptions } from './adapter-options.js';
-import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from './build-snapshot.js';
+import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';
+import type { RenderedSql } from '../../../compiler/sql/fragment.js';
+import type { ColumnType } from '../../../compiler/types.js';
+import { internalError } from '../../../errors/rest-error.js';
+import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from '../adapter.js';
+import type { AdapterOptions } from '../adapter-options.js';
+import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
 import {
   bindParam,
   decimalValue,
@@ -18,8 +18,8 @@ import {
   jsonValue,
   localTimestamp,
   utcTimestamp,
-} from './db-values.js';
-import { ADAPTER_CLOSED, adapterError, mapDbError, openFailure } from './map-db-error.js';
+} from '../db-values.js';
+import { ADAPTER_CLOSED, adapterError, mapDbError, openFailure } from '../map-db-error.js';
 
 /** How a declared column type is compared (ColumnType) and how its values are read back. */
 type ReadAs = 'boolean' | 'json' | 'timestamp' | 'decimal' | 'plain';

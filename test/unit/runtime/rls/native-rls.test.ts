@@ -9,7 +9,7 @@ import type { RenderedSql } from '../../../../compiler/sql/fragment.js';
 import { ANONYMOUS, type Action, type AuthUser } from '../../../../compiler/types.js';
 import { RestError } from '../../../../errors/rest-error.js';
 import type { DbAdapter } from '../../../../runtime/db/adapter.js';
-import { createPgAdapter, pgAdapterOnPool } from '../../../../runtime/db/pg-adapter.js';
+import { createPgAdapter, pgAdapterOnPool } from '../../../../runtime/db/postgres/pg-adapter.js';
 import type { RequestRunner } from '../../../../runtime/enforce/request-runner.js';
 import { createNativeRunner } from '../../../../runtime/rls/native-runner.js';
 import { prepareRequestRole } from '../../../../runtime/rls/privileges.js';

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANONYMOUS, type AuthUser } from '../../../../compiler/types.js';
 import type { DbAdapter } from '../../../../runtime/db/adapter.js';
-import { createPgAdapter, pgAdapterOnPool } from '../../../../runtime/db/pg-adapter.js';
+import { createPgAdapter, pgAdapterOnPool } from '../../../../runtime/db/postgres/pg-adapter.js';
 import type { RequestRunner } from '../../../../runtime/enforce/request-runner.js';
 import { createNativeRunner } from '../../../../runtime/rls/native-runner.js';
 import { prepareRequestRole } from '../../../../runtime/rls/privileges.js';

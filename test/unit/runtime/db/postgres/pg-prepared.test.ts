@@ -3,14 +3,14 @@
 
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DbAdapter } from '../../../../runtime/db/adapter.js';
-import { createPgAdapter } from '../../../../runtime/db/pg-adapter.js';
-import { createPreparedStatements } from '../../../../runtime/db/pg-prepared.js';
+import type { DbAdapter } from '../../../../../runtime/db/adapter.js';
+import { createPgAdapter } from '../../../../../runtime/db/postgres/pg-adapter.js';
+import { createPreparedStatements } from '../../../../../runtime/db/postgres/pg-prepared.js';
 import {
   createTestDatabase,
   withPg,
   type TestDatabase,
-} from '../../../support/databases.js';
+} from '../../../../support/databases.js';
 
 const sql = (text: string, values: readonly unknown[] = []) => ({ text, values });
 const client = (): pg.ClientBase => ({}) as pg.ClientBase;
