@@ -1,0 +1,145 @@
+// OneSync (runtime/db/postgres/one-sync.ts) on a real PostgreSQL: statements sent with one Sync
+// share one implicit transaction — its local settings, its commit, its rollback at the first
+// error — and the client stays usable and correctly paced (pipeline mode, as the adapter uses it).
+
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OneSync, preparedOn, type OneSyncOutcome } from '../../runtime/db/postgres/one-sync.js';
+import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { serverIt } from '../support/server-only.js';
+
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20 ? (text: string) => `int8:${text}` : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+const results = (outcome: OneSyncOutcome): readonly pg.QueryResult[] => {
+  if (!outcome.ok) throw new Error(`expected success, got ${String(outcome.error)}`);
+  return outcome.results;
+};
+
+const failure = (outcome: OneSyncOutcome): { index: number; code: unknown } => {
+  if (outcome.ok) throw new Error('expected a failure');
+  return { index: outcome.index, code: (outcome.error as { code?: unknown }).code };
+};
+
+describe('OneSync [postgres]', () => {
+  let db: TestDatabase;
+  let client: pg.Client;
+  let other: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    client = new pg.Client({ connectionString: db.url, pipeline: true } as pg.ClientConfig);
+    other = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    await other.connect();
+    await other.query('CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL)');
+  });
+
+  afterAll(async () => {
+    await client?.end().catch(() => undefined);
+    await other?.end().catch(() => undefined);
+    await db?.drop();
+  });
+
+  it('runs the statements in one transaction: a local setting reaches the next statement and ends with the Sync', async () => {
+    const outcome = await OneSync.run(
+      client,
+      [
+        { text: `SELECT set_config('rest.probe', $1, true) AS set`, values: ['alice'] },
+        { text: `SELECT current_setting('rest.probe', true) AS seen, txid_current() AS tx, 7::int8 AS n`, values: [] },
+        { text: `SELECT txid_current() AS tx`, values: [] },
+      ],
+      types,
+    );
+    const [set, seen, again] = results(outcome);
+    expect(set?.rows).toEqual([{ set: 'alice' }]);
+    expect(seen?.rows[0]).toMatchObject({ seen: 'alice', n: 'int8:7' });
+    expect(again?.rows[0]?.['tx']).toBe(seen?.rows[0]?.['tx']);
+    const after = await client.query(`SELECT coalesce(current_setting('rest.probe', true), '') AS seen`);
+    expect(after.rows).toEqual([{ seen: '' }]);
+    expect(client.getTransactionStatus()).toBe('I');
+  });
+
+  it('commits a write at the Sync', async () => {
+    const outcome = await OneSync.run(
+      client,
+      [
+        { text: `SELECT set_config('rest.probe', 'x', true)`, values: [] },
+        { text: 'INSERT INTO notes (id, body) VALUES ($1, $2) RETURNING id', values: [1, 'kept'] },
+      ],
+      types,
+    );
+    expect(results(outcome)[1]?.rows).toEqual([{ id: 1 }]);
+    expect(results(outcome)[1]?.rowCount).toBe(1);
+    expect((await other.query('SELECT body FROM notes WHERE id = 1')).rows).toEqual([{ body: 'kept' }]);
+  });
+
+  it('a failing first statement skips the rest and rolls back; the client stays usable', async () => {
+    const outcome = await OneSync.run(
+      client,
+      [
+        { text: 'SELECT 1 / $1::int AS boom', values: [0] },
+        { text: 'INSERT INTO notes (id, body) VALUES ($1, $2)', values: [2, 'never'] },
+      ],
+      types,
+    );
+    expect(failure(outcome)).toEqual({ index: 0, code: '22012' });
+    expect((await other.query('SELECT count(*)::int AS n FROM notes WHERE id = 2')).rows).toEqual([{ n: 0 }]);
+    expect(client.getTransactionStatus()).toBe('I');
+    expect((await client.query('SELECT 41 + 1 AS v')).rows).toEqual([{ v: 42 }]);
+  });
+
+  it('a failing later statement rolls back the earlier ones and names its index', async () => {
+    const outcome = await OneSync.run(
+      client,
+      [
+        { text: 'INSERT INTO notes (id, body) VALUES ($1, $2)', values: [3, 'rolled back'] },
+        { text: 'INSERT INTO notes (id, body) VALUES ($1, $2)', values: [1, 'duplicate'] },
+      ],
+      types,
+    );
+    expect(failure(outcome)).toEqual({ index: 1, code: '23505' });
+    expect((await other.query('SELECT count(*)::int AS n FROM notes WHERE id = 3')).rows).toEqual([{ n: 0 }]);
+    expect(client.getTransactionStatus()).toBe('I');
+  });
+
+  it('binds named statements prepared by ordinary queries, and knows which are', async () => {
+    const named = { name: 'one_sync_probe', text: 'SELECT $1::text || $2::text AS joined', values: ['a', 'b'] };
+    expect(preparedOn(client, [named])).toBe(false);
+    expect((await client.query(named)).rows).toEqual([{ joined: 'ab' }]);
+    expect(preparedOn(client, [named, { text: 'SELECT 1', values: [] }])).toBe(true);
+    const outcome = await OneSync.run(client, [{ ...named, values: ['c', 'd'] }, { ...named, values: ['e', 'f'] }], types);
+    expect(results(outcome).map((r) => r.rows)).toEqual([[{ joined: 'cd' }], [{ joined: 'ef' }]]);
+    // pg still knows it is prepared: an ordinary query binds it without parsing it again.
+    expect((await client.query({ ...named, values: ['g', 'h'] })).rows).toEqual([{ joined: 'gh' }]);
+  });
+
+  it('keeps the order of queries queued around it on the same client', async () => {
+    const before = client.query('SELECT 1 AS v');
+    const middle = OneSync.run(client, [{ text: 'SELECT 2 AS v', values: [] }, { text: 'SELECT 3 AS v', values: [] }], types);
+    const failing = OneSync.run(client, [{ text: 'SELECT 1 / 0 AS v', values: [] }], types);
+    const after = client.query('SELECT 4 AS v');
+    expect((await before).rows).toEqual([{ v: 1 }]);
+    expect(results(await middle).map((r) => r.rows)).toEqual([[{ v: 2 }], [{ v: 3 }]]);
+    expect(failure(await failing)).toEqual({ index: 0, code: '22012' });
+    expect((await after).rows).toEqual([{ v: 4 }]);
+  });
+
+  serverIt()("fails when the connection dies: the server's FATAL error, or a rejection when the socket goes first", async () => {
+    const doomed = new pg.Client({ connectionString: db.url, pipeline: true } as pg.ClientConfig);
+    await doomed.connect();
+    doomed.on('error', () => undefined);
+    const pid = (await doomed.query('SELECT pg_backend_pid() AS pid')).rows[0]?.['pid'] as number;
+    const running = OneSync.run(doomed, [{ text: 'SELECT pg_sleep(5)', values: [] }], types);
+    await other.query('SELECT pg_terminate_backend($1)', [pid]);
+    const settled = await running.then(
+      (outcome) => failure(outcome).code,
+      (e: unknown) => (e instanceof Error ? 'rejected' : 'rejected with a non-error'),
+    );
+    expect(['57P01', 'rejected']).toContain(settled);
+    await expect(doomed.query('SELECT 1')).rejects.toBeDefined();
+    await doomed.end().catch(() => undefined);
+  });
+});
