@@ -4,13 +4,15 @@
 
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OneSync, preparedOn, type OneSyncOutcome } from '../../runtime/db/postgres/one-sync.js';
+import { OneSync, type OneSyncOutcome } from '../../runtime/db/postgres/one-sync.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { serverIt } from '../support/server-only.js';
 
 const types: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === 20 ? (text: string) => `int8:${text}` : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === 20
+      ? (text: string) => `int8:${text}`
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 const results = (outcome: OneSyncOutcome): readonly pg.QueryResult[] => {
@@ -18,9 +20,13 @@ const results = (outcome: OneSyncOutcome): readonly pg.QueryResult[] => {
   return outcome.results;
 };
 
-const failure = (outcome: OneSyncOutcome): { index: number; code: unknown } => {
+const failure = (outcome: OneSyncOutcome): { index: number; code: unknown; unsettledNames: boolean } => {
   if (outcome.ok) throw new Error('expected a failure');
-  return { index: outcome.index, code: (outcome.error as { code?: unknown }).code };
+  return {
+    index: outcome.index,
+    code: (outcome.error as { code?: unknown }).code,
+    unsettledNames: outcome.unsettledNames,
+  };
 };
 
 describe('OneSync [postgres]', () => {
@@ -48,7 +54,10 @@ describe('OneSync [postgres]', () => {
       client,
       [
         { text: `SELECT set_config('rest.probe', $1, true) AS set`, values: ['alice'] },
-        { text: `SELECT current_setting('rest.probe', true) AS seen, txid_current() AS tx, 7::int8 AS n`, values: [] },
+        {
+          text: `SELECT current_setting('rest.probe', true) AS seen, txid_current() AS tx, 7::int8 AS n`,
+          values: [],
+        },
         { text: `SELECT txid_current() AS tx`, values: [] },
       ],
       types,
@@ -85,7 +94,7 @@ describe('OneSync [postgres]', () => {
       ],
       types,
     );
-    expect(failure(outcome)).toEqual({ index: 0, code: '22012' });
+    expect(failure(outcome)).toEqual({ index: 0, code: '22012', unsettledNames: false });
     expect((await other.query('SELECT count(*)::int AS n FROM notes WHERE id = 2')).rows).toEqual([{ n: 0 }]);
     expect(client.getTransactionStatus()).toBe('I');
     expect((await client.query('SELECT 41 + 1 AS v')).rows).toEqual([{ v: 42 }]);
@@ -100,46 +109,87 @@ describe('OneSync [postgres]', () => {
       ],
       types,
     );
-    expect(failure(outcome)).toEqual({ index: 1, code: '23505' });
+    expect(failure(outcome)).toEqual({ index: 1, code: '23505', unsettledNames: false });
     expect((await other.query('SELECT count(*)::int AS n FROM notes WHERE id = 3')).rows).toEqual([{ n: 0 }]);
     expect(client.getTransactionStatus()).toBe('I');
   });
 
-  it('binds named statements prepared by ordinary queries, and knows which are', async () => {
-    const named = { name: 'one_sync_probe', text: 'SELECT $1::text || $2::text AS joined', values: ['a', 'b'] };
-    expect(preparedOn(client, [named])).toBe(false);
-    expect((await client.query(named)).rows).toEqual([{ joined: 'ab' }]);
-    expect(preparedOn(client, [named, { text: 'SELECT 1', values: [] }])).toBe(true);
-    const outcome = await OneSync.run(client, [{ ...named, values: ['c', 'd'] }, { ...named, values: ['e', 'f'] }], types);
-    expect(results(outcome).map((r) => r.rows)).toEqual([[{ joined: 'cd' }], [{ joined: 'ef' }]]);
-    // pg still knows it is prepared: an ordinary query binds it without parsing it again.
-    expect((await client.query({ ...named, values: ['g', 'h'] })).rows).toEqual([{ joined: 'gh' }]);
+  it('shares named statements with ordinary queries both ways', async () => {
+    // Prepared by an ordinary query, bound here.
+    const joined = {
+      name: 'one_sync_joined',
+      text: 'SELECT $1::text || $2::text AS joined',
+      values: ['a', 'b'],
+    };
+    expect((await client.query(joined)).rows).toEqual([{ joined: 'ab' }]);
+    const first = await OneSync.run(
+      client,
+      [
+        { ...joined, values: ['c', 'd'] },
+        { ...joined, values: ['e', 'f'] },
+      ],
+      types,
+    );
+    expect(results(first).map((r) => r.rows)).toEqual([[{ joined: 'cd' }], [{ joined: 'ef' }]]);
+    // Parsed here (with its first use), then bound by OneSync and by an ordinary query alike.
+    const doubled = { name: 'one_sync_doubled', text: 'SELECT $1::int * 2 AS doubled', values: [2] };
+    expect(results(await OneSync.run(client, [doubled], types))[0]?.rows).toEqual([{ doubled: 4 }]);
+    expect(results(await OneSync.run(client, [{ ...doubled, values: [3] }], types))[0]?.rows).toEqual([
+      { doubled: 6 },
+    ]);
+    expect((await client.query({ ...doubled, values: [4] })).rows).toEqual([{ doubled: 8 }]);
+  });
+
+  it('says when a statement it parsed did not run, since PostgreSQL may or may not have kept it', async () => {
+    const fails = { name: 'one_sync_fails', text: 'SELECT 1 / $1::int AS q', values: [0] };
+    const after = { name: 'one_sync_after', text: 'SELECT $1::int AS v', values: [1] };
+    // The failing statement and the skipped one were both parsed in this Sync.
+    expect(failure(await OneSync.run(client, [fails, after], types))).toEqual({
+      index: 0,
+      code: '22012',
+      unsettledNames: true,
+    });
+    // Statements that ran before the failure are settled: they were parsed and kept.
+    const ran = { name: 'one_sync_ran', text: 'SELECT $1::int AS v', values: [5] };
+    const outcome = await OneSync.run(client, [ran, { text: 'SELECT 1 / 0', values: [] }], types);
+    expect(failure(outcome)).toEqual({ index: 1, code: '22012', unsettledNames: false });
+    expect((await client.query({ ...ran, values: [6] })).rows).toEqual([{ v: 6 }]);
   });
 
   it('keeps the order of queries queued around it on the same client', async () => {
     const before = client.query('SELECT 1 AS v');
-    const middle = OneSync.run(client, [{ text: 'SELECT 2 AS v', values: [] }, { text: 'SELECT 3 AS v', values: [] }], types);
+    const middle = OneSync.run(
+      client,
+      [
+        { text: 'SELECT 2 AS v', values: [] },
+        { text: 'SELECT 3 AS v', values: [] },
+      ],
+      types,
+    );
     const failing = OneSync.run(client, [{ text: 'SELECT 1 / 0 AS v', values: [] }], types);
     const after = client.query('SELECT 4 AS v');
     expect((await before).rows).toEqual([{ v: 1 }]);
     expect(results(await middle).map((r) => r.rows)).toEqual([[{ v: 2 }], [{ v: 3 }]]);
-    expect(failure(await failing)).toEqual({ index: 0, code: '22012' });
+    expect(failure(await failing)).toEqual({ index: 0, code: '22012', unsettledNames: false });
     expect((await after).rows).toEqual([{ v: 4 }]);
   });
 
-  serverIt()("fails when the connection dies: the server's FATAL error, or a rejection when the socket goes first", async () => {
-    const doomed = new pg.Client({ connectionString: db.url, pipeline: true } as pg.ClientConfig);
-    await doomed.connect();
-    doomed.on('error', () => undefined);
-    const pid = (await doomed.query('SELECT pg_backend_pid() AS pid')).rows[0]?.['pid'] as number;
-    const running = OneSync.run(doomed, [{ text: 'SELECT pg_sleep(5)', values: [] }], types);
-    await other.query('SELECT pg_terminate_backend($1)', [pid]);
-    const settled = await running.then(
-      (outcome) => failure(outcome).code,
-      (e: unknown) => (e instanceof Error ? 'rejected' : 'rejected with a non-error'),
-    );
-    expect(['57P01', 'rejected']).toContain(settled);
-    await expect(doomed.query('SELECT 1')).rejects.toBeDefined();
-    await doomed.end().catch(() => undefined);
-  });
+  serverIt()(
+    "fails when the connection dies: the server's FATAL error, or a rejection when the socket goes first",
+    async () => {
+      const doomed = new pg.Client({ connectionString: db.url, pipeline: true } as pg.ClientConfig);
+      await doomed.connect();
+      doomed.on('error', () => undefined);
+      const pid = (await doomed.query('SELECT pg_backend_pid() AS pid')).rows[0]?.['pid'] as number;
+      const running = OneSync.run(doomed, [{ text: 'SELECT pg_sleep(5)', values: [] }], types);
+      await other.query('SELECT pg_terminate_backend($1)', [pid]);
+      const settled = await running.then(
+        (outcome) => failure(outcome).code,
+        (e: unknown) => (e instanceof Error ? 'rejected' : 'rejected with a non-error'),
+      );
+      expect(['57P01', 'rejected']).toContain(settled);
+      await expect(doomed.query('SELECT 1')).rejects.toBeDefined();
+      await doomed.end().catch(() => undefined);
+    },
+  );
 });

@@ -34,18 +34,17 @@ interface Connection {
 /** How the statements ended: every result, or the first error and the index of its statement. */
 export type OneSyncOutcome =
   | { readonly ok: true; readonly results: readonly pg.QueryResult[] }
-  | { readonly ok: false; readonly index: number; readonly error: unknown };
-
-/**
- * True when every named statement of `statements` is already prepared on `client`: only then can
- * they go in one Sync. A statement parsed in a Sync that then fails may or may not exist
- * afterwards, and pg could not know; so a text's first run on a connection goes the ordinary way,
- * which records its name.
- */
-export function preparedOn(client: pg.ClientBase, statements: readonly pg.QueryConfig[]): boolean {
-  const { parsedStatements } = (client as unknown as { connection: Connection }).connection;
-  return statements.every((s) => s.name === undefined || s.name === '' || parsedStatements[s.name] !== undefined);
-}
+  | {
+      readonly ok: false;
+      readonly index: number;
+      readonly error: unknown;
+      /**
+       * A statement named and parsed in this Sync did not run, so whether PostgreSQL kept it is
+       * unknown (its Parse may have failed, or been skipped): pg would parse that name again and
+       * fail, so the client must not be reused.
+       */
+      readonly unsettledNames: boolean;
+    };
 
 /** The statements of one Sync as one pg query: settles with their outcome, rejects only when the connection fails. */
 export class OneSync extends pg.Query {
@@ -56,6 +55,9 @@ export class OneSync extends pg.Query {
   readonly #results: Result[] = [];
   #current: Result | undefined;
   #failed = false;
+  #connection: Connection | undefined;
+  /** The named statements this Sync parses, with their index. */
+  #parsing: { readonly name: string; readonly text: string; readonly index: number }[] = [];
 
   private constructor(
     statements: readonly pg.QueryConfig[],
@@ -71,7 +73,11 @@ export class OneSync extends pg.Query {
     this.#fail = fail;
   }
 
-  /** Sends `statements` (each named one prepared on `client`: preparedOn) with one Sync. */
+  /**
+   * Sends `statements` with one Sync on `client` and settles with how they ended; rejects only when
+   * the connection fails. A named statement not yet prepared on the client is parsed on the way and
+   * entered in pg's own bookkeeping once it ran, so ordinary queries later bind it too.
+   */
   static run(
     client: pg.ClientBase,
     statements: readonly pg.QueryConfig[],
@@ -85,12 +91,15 @@ export class OneSync extends pg.Query {
   /** Called by pg with the client's connection when it is this query's turn. */
   override submit = (pgConnection: pg.Connection): void => {
     const connection = pgConnection as unknown as Connection;
+    this.#connection = connection;
     connection.stream.cork?.();
     try {
-      for (const statement of this.#statements) {
+      for (const [index, statement] of this.#statements.entries()) {
         const name = statement.name ?? '';
-        // An unnamed statement is parsed every time; a named one was checked by preparedOn.
-        if (name === '') connection.parse({ text: statement.text, name: '', types: [] });
+        if (name === '' || connection.parsedStatements[name] === undefined) {
+          connection.parse({ text: statement.text, name, types: [] });
+          if (name !== '') this.#parsing.push({ name, text: statement.text, index });
+        }
         connection.bind({
           portal: '',
           statement: name,
@@ -141,12 +150,28 @@ export class OneSync extends pg.Query {
    */
   handleError(error: unknown): void {
     this.#failed = true;
+    const index = this.#results.length;
+    const unsettledNames = this.#recordParsed(index);
     if ((error as { severity?: unknown } | null)?.severity === undefined) this.#fail(error);
-    else this.#settle({ ok: false, index: this.#results.length, error });
+    else this.#settle({ ok: false, index, error, unsettledNames });
   }
 
   handleReadyForQuery(): void {
-    if (!this.#failed) this.#settle({ ok: true, results: this.#results as unknown as pg.QueryResult[] });
+    if (this.#failed) return;
+    this.#recordParsed(this.#statements.length);
+    this.#settle({ ok: true, results: this.#results as unknown as pg.QueryResult[] });
+  }
+
+  /** Enters the names parsed by statements before `ran` as pg would; true if any later one was parsed. */
+  #recordParsed(ran: number): boolean {
+    const parsed = this.#connection?.parsedStatements;
+    let unsettled = false;
+    for (const { name, text, index } of this.#parsing) {
+      if (index < ran && parsed !== undefined) parsed[name] = text;
+      else unsettled = true;
+    }
+    this.#parsing = [];
+    return unsettled;
   }
 
   handlePortalSuspended(): void {}
