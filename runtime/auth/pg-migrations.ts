@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { migrate } from 'postgres-migrations';
 import { RestError } from '../../errors/rest-error.js';
-import { mapDbError } from '../db/map-db-error.js';
+import { mapDriverError } from '../db/map-db-error.js';
+import { pgErrors } from '../db/postgres/pg-errors.js';
 
 /**
  * The `sql/` directory: two levels up from the sources (`runtime/auth/`), three from the build
@@ -40,7 +41,7 @@ export async function runPostgresMigrations(url: string): Promise<readonly strin
     return applied.map((m) => m.name);
   } catch (e) {
     // postgres-migrations wraps the driver's error; its cause carries the SQLSTATE.
-    const mapped = mapDbError(e instanceof Error && e.cause !== undefined ? e.cause : e);
+    const mapped = mapDriverError(pgErrors, e instanceof Error && e.cause !== undefined ? e.cause : e);
     throw mapped.category === 'internal'
       ? new RestError('internal', 'migration_failed', 'the database migrations could not be applied', { cause: e })
       : mapped;

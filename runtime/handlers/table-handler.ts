@@ -1,12 +1,13 @@
 // One table request, PostgREST's path: authorize → plan → render → run (one statement, or one
-// transaction with the write guards) → the JSON answer. Database errors are mapped once, here.
+// transaction with the write guards) → the JSON answer. Database errors arrive mapped, by the
+// adapter that ran the statement (runtime/db/<kind>/).
 
 import type { Dialect } from '../../compiler/sql/dialect.js';
 import { renderSql, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { internalError, isRestError, RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
-import { mapDbError, sqlStateOf } from '../db/map-db-error.js';
+import { sqlStateOf } from '../db/map-db-error.js';
 import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
 import { checkFailed, policyDenied } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
@@ -311,20 +312,16 @@ export async function handleTableRequest(
     check: authorization.kind === 'filter' ? authorization.check : undefined,
     guard: authorization.guard,
   };
-  try {
-    switch (request.kind) {
-      case 'list':
-      case 'get':
-      case 'count':
-        return await read(ctx, request);
-      case 'create':
-        return await create(ctx, request);
-      case 'update':
-        return await update(ctx, request);
-      case 'delete':
-        return await remove(ctx, request);
-    }
-  } catch (e) {
-    throw isRestError(e) ? e : mapDbError(e);
+  switch (request.kind) {
+    case 'list':
+    case 'get':
+    case 'count':
+      return read(ctx, request);
+    case 'create':
+      return create(ctx, request);
+    case 'update':
+      return update(ctx, request);
+    case 'delete':
+      return remove(ctx, request);
   }
 }

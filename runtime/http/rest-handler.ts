@@ -3,9 +3,8 @@
 
 import type { Request, RequestHandler, Response } from 'express';
 import type { AuthUser } from '../../compiler/types.js';
-import { isRestError, RestError } from '../../errors/rest-error.js';
+import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, SchemaSnapshot, TableInfo } from '../db/adapter.js';
-import { mapDbError } from '../db/map-db-error.js';
 import { INTERNAL_TABLES } from '../auth/auth-ddl.js';
 import { checkHealth } from '../handlers/health-handler.js';
 import { handleTableRequest, type TableHandlerDeps } from '../handlers/table-handler.js';
@@ -39,15 +38,9 @@ async function findTable(
   schema: SchemaLookup,
   name: string,
 ): Promise<{ readonly table: TableInfo; readonly snapshot: SchemaSnapshot }> {
-  let table: TableInfo | undefined;
-  let snapshot: SchemaSnapshot;
-  try {
-    // The server's own bookkeeping (login counters, sessions) is never served, as if absent.
-    table = INTERNAL_TABLES.has(name) ? undefined : await schema.table(name);
-    snapshot = await schema.get();
-  } catch (e) {
-    throw isRestError(e) ? e : mapDbError(e);
-  }
+  // The server's own bookkeeping (login counters, sessions) is never served, as if absent.
+  const table = INTERNAL_TABLES.has(name) ? undefined : await schema.table(name);
+  const snapshot = await schema.get();
   if (table === undefined) {
     throw new RestError('not_found', 'unknown_table', 'no such table', {
       details: { table: name.slice(0, MAX_NAME_IN_DETAILS) },

@@ -15,8 +15,9 @@ import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
-import { mapDbError, sqlStateOf } from '../db/map-db-error.js';
-import { mapPgError, type PgAdapter } from '../db/postgres/pg-adapter.js';
+import { sqlStateOf } from '../db/map-db-error.js';
+import type { PgAdapter } from '../db/postgres/pg-adapter.js';
+import { mapPgError } from '../db/postgres/pg-errors.js';
 import { checkFailed, policyDenied } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
 import { intactSql } from './reconcile.js';
@@ -134,7 +135,7 @@ const settingValues = (
 
 /** A failure of BEGIN or the settings and check: the request never reached its statement. */
 function openingFailure(e: unknown, context: RunContext, options: NativeRunnerOptions): unknown {
-  const mapped = mapDbError(mapPgError(e));
+  const mapped = mapPgError(e);
   if (mapped.category === 'unavailable') return mapped;
   if (sqlStateOf(e) === DIVISION_BY_ZERO) {
     options.onNotInForce?.(context.table);

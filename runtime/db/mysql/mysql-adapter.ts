@@ -15,7 +15,8 @@ import {
 } from '../adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
 import { bindParam, jsonValue, localTimestamp } from '../db-values.js';
-import { ADAPTER_CLOSED, adapterError, mapDbError } from '../map-db-error.js';
+import { adapterClosed, connectionFailure } from '../map-db-error.js';
+import { mapMysqlError, mysqlErrors } from './mysql-errors.js';
 
 export interface MysqlConnectionConfig {
   readonly host: string;
@@ -129,7 +130,7 @@ class MysqlAdapter implements DbAdapter {
   }
 
   #ensureOpen(): void {
-    if (this.#closed) throw mapDbError(adapterError(ADAPTER_CLOSED));
+    if (this.#closed) throw adapterClosed();
   }
 
   #jsonColumnsOf(table: string, via: Queryable): Promise<ReadonlySet<string>> {
@@ -185,7 +186,7 @@ class MysqlAdapter implements DbAdapter {
       for (const row of rows) for (const [name, convert] of converters) row[name] = convert(row[name]);
       return { rows: rows as Row[], rowCount: rows.length };
     } catch (e) {
-      throw mapDbError(e);
+      throw mapMysqlError(e);
     }
   }
 
@@ -200,7 +201,7 @@ class MysqlAdapter implements DbAdapter {
     try {
       connection = await this.#pool.getConnection();
     } catch (e) {
-      throw mapDbError(e);
+      throw mapMysqlError(e);
     }
     // A connection whose ROLLBACK failed may still hold a transaction: destroy it, never reuse it.
     let broken = false;
@@ -234,7 +235,7 @@ class MysqlAdapter implements DbAdapter {
         await connection.end();
       }
     } catch (e) {
-      throw mapDbError(e);
+      throw mapMysqlError(e);
     } finally {
       this.#jsonColumns = new Map();
     }
@@ -309,7 +310,7 @@ function statementTimeoutSetting(ms: number): string {
   return ms > 0 ? ` /*M!100101 , max_statement_time = ${ms / 1000} */` : '';
 }
 
-/** Opens a pool and checks one connection; throws the driver's error when that fails. */
+/** Opens a pool and checks one connection; when that fails, throws OPEN_FAILED saying why. */
 export async function createMysqlAdapter(
   config: MysqlConnectionConfig,
   options: AdapterOptions = {},
@@ -357,6 +358,6 @@ export async function createMysqlAdapter(
     return new MysqlAdapter(pool, poolConfig, mariadb, { insert, update: false });
   } catch (e) {
     await pool.end().catch(() => undefined);
-    throw e;
+    throw connectionFailure(mysqlErrors, e);
   }
 }

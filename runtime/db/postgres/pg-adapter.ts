@@ -17,7 +17,8 @@ import {
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
 import { decimalValue, integerValue, localTimestamp, utcTimestamp } from '../db-values.js';
 import { internalError } from '../../../errors/rest-error.js';
-import { ADAPTER_CLOSED, CONNECTION_FAILED, adapterError, mapDbError } from '../map-db-error.js';
+import { adapterClosed, connectionFailure } from '../map-db-error.js';
+import { isConnectionFailure, mapPgError, pgErrors } from './pg-errors.js';
 import { createPreparedStatements, type PreparedStatements } from './pg-prepared.js';
 
 // Text-format parsers by type OID (pg_type.oid; https://github.com/brianc/node-pg-types).
@@ -105,17 +106,6 @@ const toResult = (r: pg.QueryResult): QueryResult => ({
   rowCount: r.command === 'SELECT' || r.rowCount === null ? r.rows.length : r.rowCount,
 });
 
-// pg reports server errors as DatabaseError (with a SQLSTATE) and network errors with a node
-// code; what is left ("Connection terminated unexpectedly", connect timeouts) is a lost connection.
-export function mapPgError(e: unknown): Error {
-  const hasCode = typeof (e as { code?: unknown } | null)?.code === 'string';
-  return mapDbError(e instanceof pg.DatabaseError || hasCode ? e : adapterError(CONNECTION_FAILED, e));
-}
-
-/** True for an error of the connection itself (no SQLSTATE): such a client is never reused. */
-const isConnectionFailure = (e: unknown): boolean =>
-  !(e instanceof pg.DatabaseError) && typeof (e as { code?: unknown } | null)?.code !== 'string';
-
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 
@@ -186,7 +176,7 @@ class PgAdapterImpl implements PgAdapter {
   }
 
   #ensureOpen(): void {
-    if (this.#closed) throw mapDbError(adapterError(ADAPTER_CLOSED));
+    if (this.#closed) throw adapterClosed();
   }
 
   async #run(client: pg.PoolClient, sql: RenderedSql, fail: (e: unknown) => void): Promise<QueryResult> {
@@ -350,7 +340,7 @@ class PgAdapterImpl implements PgAdapter {
   }
 }
 
-/** Opens a pool and checks one connection; throws the driver's error when that fails. */
+/** Opens a pool and checks one connection; when that fails, throws OPEN_FAILED saying why. */
 export async function createPgAdapter(
   connectionString: string,
   options: AdapterOptions = {},
@@ -378,7 +368,7 @@ export async function createPgAdapter(
     await pool.query('SELECT 1');
   } catch (e) {
     await pool.end().catch(() => undefined);
-    throw e;
+    throw connectionFailure(pgErrors, e);
   }
   return pgAdapterOnPool(pool);
 }

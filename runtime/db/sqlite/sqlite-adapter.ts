@@ -19,7 +19,8 @@ import {
   localTimestamp,
   utcTimestamp,
 } from '../db-values.js';
-import { ADAPTER_CLOSED, adapterError, mapDbError, openFailure } from '../map-db-error.js';
+import { adapterClosed, connectionFailure, openFailure } from '../map-db-error.js';
+import { mapSqliteError, sqliteErrors } from './sqlite-errors.js';
 
 /** How a declared column type is compared (ColumnType) and how its values are read back. */
 type ReadAs = 'boolean' | 'json' | 'timestamp' | 'decimal' | 'plain';
@@ -176,12 +177,12 @@ class SqliteAdapter implements DbAdapter {
     try {
       return await retryWhileBusy(fn);
     } catch (e) {
-      throw mapDbError(e);
+      throw mapSqliteError(e);
     }
   }
 
   #ensureOpen(): void {
-    if (this.#closed) throw mapDbError(adapterError(ADAPTER_CLOSED));
+    if (this.#closed) throw adapterClosed();
   }
 
   /** Runs `fn` outside any transaction: at once when the connection is free (the common case),
@@ -192,7 +193,7 @@ class SqliteAdapter implements DbAdapter {
       try {
         return fn();
       } catch (e) {
-        if (!isBusy(e)) throw mapDbError(e);
+        if (!isBusy(e)) throw mapSqliteError(e);
       }
     }
     await this.#lock.acquire();
@@ -325,10 +326,18 @@ async function retryWhileBusy<T>(fn: () => T): Promise<T> {
 }
 
 /**
- * Opens the database file, or creates it (logged once) when its directory exists; throws the
- * driver's error when that fails.
+ * Opens the database file, or creates it (logged once) when its directory exists; when that fails,
+ * throws OPEN_FAILED saying why.
  */
 export async function createSqliteAdapter(path: string, options: AdapterOptions = {}): Promise<DbAdapter> {
+  try {
+    return await openSqlite(path, options);
+  } catch (e) {
+    throw connectionFailure(sqliteErrors, e);
+  }
+}
+
+async function openSqlite(path: string, options: AdapterOptions): Promise<DbAdapter> {
   const file = path !== ':memory:';
   // better-sqlite3 checks the directory itself and throws a TypeError without a code.
   if (file && !existsSync(dirname(path))) {
