@@ -1,5 +1,6 @@
-// Every row of mapDbError triggered for real on each database, connection failures and recovery,
-// and createAdapter's answers to bad URLs and unreachable databases.
+// Every row of each driver's error mapping (runtime/db/<kind>/*-errors.ts) triggered for real on
+// its database, connection failures and recovery, and createAdapter's answers to bad URLs and
+// unreachable databases.
 
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,7 +150,7 @@ describe.each(ALL_KINDS)('%s errors', (kind) => {
     return statement === undefined ? [] : [{ ...c, statement }];
   });
 
-  describe.skipIf(!available)(skipReason(kind) ?? 'mapDbError', () => {
+  describe.skipIf(!available)(skipReason(kind) ?? 'driver errors', () => {
     it.each(cases)('maps $name to $code', async ({ statement, category, code, details }) => {
       const e = await rejection(q(f.adapter, f.adapter.dialect, statement.sql, statement.values));
       expect(e).toBeInstanceOf(RestError);
