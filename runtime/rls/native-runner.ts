@@ -1,6 +1,7 @@
 // The native-RLS request runner: each request is one pipelined transaction of the PostgreSQL
-// adapter (PgAdapter.pipelined: BEGIN, the opening statement, the request's statement and COMMIT in
-// one round trip; the adapter owns the client's lifecycle) whose opening statement switches to the
+// adapter (PgAdapter.pipelined: the opening statement and the request's statement in one round
+// trip, with one Sync for a single statement — one implicit transaction, no BEGIN or COMMIT; the
+// adapter owns the client's lifecycle) whose opening statement switches to the
 // request role, sets every rest.* setting and checks that RLS is in force on the table as
 // generated. What is left here is the meaning: that statement, its values, and how its failures
 // and a policy's refusal (42501) are answered.
@@ -69,11 +70,12 @@ const GENERATED = rlsPolicyNames('').length;
 const settingsSql = new Map<string, string>();
 
 // A policy with a subquery (`team_id = ANY (ARRAY(SELECT …))`) is fast only when PostgreSQL plans
-// the statement knowing its LIMIT: the generic plan of a prepared read (chosen after five runs)
-// guesses a large share of rows is needed and walks the primary key through the RLS filter, 4–5×
-// slower than the index on the policy's column (BENCHMARKS.md, team membership). Such tables'
-// requests are planned for their own values (plan_cache_mode, transaction-local like the rest);
-// every other table keeps the generic plan and saves the planning.
+// the statement knowing how many rows it needs: a generic plan that guesses a large share walks
+// the primary key through the RLS filter, 4–5× slower than the index on the policy's column
+// (BENCHMARKS.md, team membership). A read writes its page size as a literal (plan-read.ts), so a
+// first-page read without filters has no parameter and its one generic plan knows it; a statement
+// with parameters (filters, later pages, writes) on such a table is planned for its own values
+// (plan_cache_mode, transaction-local like the rest). Other tables keep the generic plan.
 const CUSTOM_PLANS = `, set_config('plan_cache_mode', 'force_custom_plan', true)`;
 
 /**

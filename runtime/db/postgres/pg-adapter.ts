@@ -1,7 +1,7 @@
 // PostgreSQL adapter on a pg Pool: type parsers for identical JSON, transactions that always
 // leave the client clean, pipelined transactions (one round trip for a request's opening
-// statements, its statement and COMMIT), catalog introspection of current_schema() and a cheap
-// schema version. One client lifecycle (#withClient) serves every path, the native RLS one included.
+// statements and its statement, with one Sync when that is all), catalog introspection of
+// current_schema() and a cheap schema version. One client lifecycle (#withClient) serves every path, the native RLS one included.
 
 import pg from 'pg';
 import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
@@ -19,6 +19,7 @@ import { decimalValue, integerValue, localTimestamp, utcTimestamp } from '../db-
 import { internalError } from '../../../errors/rest-error.js';
 import { adapterClosed, connectionFailure } from '../map-db-error.js';
 import { isConnectionFailure, mapPgError, pgErrors } from './pg-errors.js';
+import { OneSync, type OneSyncOutcome } from './one-sync.js';
 import { createPreparedStatements, type PreparedStatements } from './pg-prepared.js';
 
 // Text-format parsers by type OID (pg_type.oid; https://github.com/brianc/node-pg-types).
@@ -110,9 +111,13 @@ const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(Strin
 
 
 export interface Pipeline {
-  /** Statements run after BEGIN and before the request's own, in the same round trip. */
+  /** Statements run first in the transaction, before the request's own, in the same round trip. */
   readonly opening: readonly RenderedSql[];
-  /** `single`: the one statement is pipelined with the opening and COMMIT; `transaction`: the first is. */
+  /**
+   * `single`: the opening statements and the one statement go with one Sync (one implicit
+   * transaction, no BEGIN or COMMIT); `transaction`: BEGIN, the opening and the first statement go
+   * in one write, the rest follow, then COMMIT.
+   */
   readonly mode: RunMode;
   /** What to throw for the driver error of an opening statement; default: mapped like any error. */
   openingError?(e: unknown): unknown;
@@ -123,10 +128,10 @@ export interface Pipeline {
 export interface PgAdapter extends DbAdapter {
   readonly kind: 'postgres';
   /**
-   * Runs `fn` in one transaction on one pipelined client: BEGIN, `opening` and `fn`'s first
-   * statement (and COMMIT in `single` mode) are written in one segment, so that statement costs
-   * one round trip. A failing statement aborts the transaction; the client is rolled back before
-   * it returns to the pool, and destroyed when its connection failed.
+   * Runs `fn` in one transaction on one pipelined client: `opening` and `fn`'s first statement are
+   * written in one segment (with one Sync in `single` mode, after BEGIN in `transaction` mode), so
+   * that statement costs one round trip. A failing statement aborts the transaction; the client is
+   * rolled back before it returns to the pool, and destroyed when its connection failed.
    */
   pipelined<T>(pipeline: Pipeline, fn: (session: DbSession) => Promise<T>): Promise<T>;
 }
@@ -240,14 +245,33 @@ class PgAdapterImpl implements PgAdapter {
           throw statementError(e, query);
         }
       };
-      const opening = [BEGIN, ...pipeline.opening.map((sql) => this.#prepared.queryFor(client, sql))];
+      const openingStatements = pipeline.opening.map((sql) => this.#prepared.queryFor(client, sql));
+      // A single statement and the opening ones go with one Sync: one implicit transaction that
+      // the Sync commits (one-sync.ts), no BEGIN and no COMMIT.
+      const single = async (statement: pg.QueryConfig): Promise<QueryResult> => {
+        let outcome: OneSyncOutcome;
+        try {
+          outcome = await OneSync.run(client, [...openingStatements, statement], types);
+        } catch (e) {
+          health.fail(e);
+          throw mapPgError(e);
+        }
+        if (outcome.ok) {
+          const result = outcome.results[openingStatements.length];
+          if (result === undefined) throw internalError('the statement of a one-Sync request gave no result');
+          return toResult(result);
+        }
+        noteFailure(outcome.error);
+        if (outcome.unsettledNames) health.fail(outcome.error);
+        if (outcome.index < openingStatements.length)
+          throw pipeline.openingError?.(outcome.error) ?? mapPgError(outcome.error);
+        throw statementError(outcome.error, statement);
+      };
+      const opening = [BEGIN, ...openingStatements];
       const first = async (sql: RenderedSql): Promise<QueryResult> => {
         const statement = this.#prepared.queryFor(client, sql);
-        const settled = await sendPipelined(client, [
-          ...opening,
-          statement,
-          ...(pipeline.mode === 'single' ? [COMMIT] : []),
-        ]);
+        if (pipeline.mode === 'single') return single(statement);
+        const settled = await sendPipelined(client, [...opening, statement]);
         settled.forEach((s) => s.status === 'rejected' && noteFailure(s.reason));
         const index = settled.findIndex((s) => s.status === 'rejected');
         const failed = settled[index];
