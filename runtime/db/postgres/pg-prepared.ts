@@ -42,6 +42,9 @@ export interface PreparedStatements {
 
 const digestOf = (text: string): string => createHash('sha1').update(text).digest('base64url');
 
+/** Texts whose digest is remembered; past it the memo starts over (texts are few per table). */
+const DIGEST_MEMO_SIZE = 4096;
+
 export function createPreparedStatements(capacity = DEFAULT_PREPARED_PER_CONNECTION): PreparedStatements {
   const instance = randomBytes(5).toString('hex');
   let generation = 0;
@@ -58,6 +61,19 @@ export function createPreparedStatements(capacity = DEFAULT_PREPARED_PER_CONNECT
     return state;
   };
 
+  // A request's SQL text is built afresh each time; hashing it into a name costs more than
+  // finding it in a Map (the same text recurs with every request of its shape).
+  const digests = new Map<string, string>();
+  const nameOf = (text: string): string => {
+    let digest = digests.get(text);
+    if (digest === undefined) {
+      if (digests.size >= DIGEST_MEMO_SIZE) digests.clear();
+      digest = digestOf(text);
+      digests.set(text, digest);
+    }
+    return digest;
+  };
+
   const invalidate = (): void => {
     generation += 1;
   };
@@ -67,7 +83,7 @@ export function createPreparedStatements(capacity = DEFAULT_PREPARED_PER_CONNECT
       const values = sql.values.map(bindParam);
       const state = stateOf(client);
       if (state.generation !== generation) return { text: sql.text, values };
-      const name = state.prefix + digestOf(sql.text);
+      const name = state.prefix + nameOf(sql.text);
       if (!state.names.has(name)) {
         if (state.names.size >= capacity) return { text: sql.text, values };
         state.names.add(name);
