@@ -9,6 +9,7 @@ import { DEFAULT_STATEMENT_TIMEOUT_MS, type Config, type ListenAddress } from '.
 import type { DbAdapter } from './db/adapter.js';
 import { createAdapter } from './db/create-adapter.js';
 import { createDrainingServer, type DrainingServer } from './http/draining-server.js';
+import { expressShaped } from './http/express-shaped.js';
 import type { Logger } from './logger.js';
 import { wireAuth, type AuthWiring } from './wire-auth.js';
 import { createSchemaCache } from './schema-cache.js';
@@ -101,7 +102,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       runner: auth.runner,
       ...(auth.authRoutes === undefined ? {} : { authRoutes: auth.authRoutes }),
     });
-    http = createDrainingServer(app);
+    http = createDrainingServer(app, expressShaped(app));
     info = await listen(http.server, config.addr);
   } catch (e) {
     await auth?.close();

@@ -3,7 +3,13 @@
 // `Connection: close`, closes connections still without a request after a short wait, and cuts
 // whatever is left at the deadline.
 
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
 import { Server as NetServer } from 'node:net';
 
 export interface DrainOptions {
@@ -26,11 +32,12 @@ export interface DrainingServer {
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-export function createDrainingServer(listener: RequestListener): DrainingServer {
+/** `options` go to Node's createServer (e.g. express-shaped.ts's request and response classes). */
+export function createDrainingServer(listener: RequestListener, options: ServerOptions = {}): DrainingServer {
   let draining = false;
   // Responses begun before the drain: those not yet started get `Connection: close` when it begins.
   const open = new Set<ServerResponse>();
-  const server = createServer((req, res) => {
+  const server = createServer(options, (req, res) => {
     if (draining) res.setHeader('connection', 'close');
     else {
       open.add(res);
