@@ -1,9 +1,13 @@
 // Two projects, run side by side by `vitest run` (`npm test`):
 // - unit: test/unit and test/property in worker threads without per-file isolation (modules load
 //   once per thread: these tests hold no state between files);
-// - e2e: test/contract and test/e2e, each file in a process of its own (servers, signal handlers,
-//   databases), several at a time: they mostly wait on databases, sockets and child processes,
-//   so on a 2-core machine one fork at a time (vitest's default there) leaves the CPU idle.
+// - e2e: test/contract and test/e2e in three child processes, several files at a time: they
+//   mostly wait on databases, sockets and child processes, so on a 2-core machine one fork at a
+//   time (vitest's default there) leaves the CPU idle. A fork runs one file after another without
+//   reloading the modules (isolate: false): a fresh fork per file loaded the runtime, its drivers
+//   and express again, 1–3 s of a busy CPU for each of some 45 files. Each file starts and closes
+//   its own servers and databases; none sets process-wide state (environment, signal handlers,
+//   mocks) that a later file in the same fork could see.
 // One file or folder: `npx vitest run test/unit/grammar`; one project: `npx vitest run --project unit`.
 
 import { defineConfig } from 'vitest/config';
@@ -18,7 +22,9 @@ export default defineConfig({
     // The pools are shared by the projects; each project picks one.
     poolOptions: {
       threads: { isolate: false, maxThreads: 2 },
-      forks: { maxForks: 3 },
+      // minForks = maxForks: with fewer kept (vitest's default here is one), runs of several
+      // files ended with tinypool's unhandled "Terminating worker thread" (vitest 3.2.7).
+      forks: { isolate: false, minForks: 3, maxForks: 3 },
     },
     projects: [
       {
