@@ -107,11 +107,25 @@ export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptio
     const fromWhere = (table: string, where: Expr): void => {
       const inner = enterScope(scope, table, options);
       b.append(' FROM ').appendIdent(table);
-      const policy = inline === undefined ? undefined : nesting + 1 >= MAX_SUBQUERY_NESTING ? ast.boolean(false) : inline(table);
+      const policy =
+        inline === undefined
+          ? undefined
+          : nesting + 1 >= MAX_SUBQUERY_NESTING
+            ? ast.boolean(false)
+            : inline(table);
       const parts: (() => void)[] = [];
       if (where.kind !== 'anyone') parts.push(() => compile(where, inner, nesting + 1));
       if (policy !== undefined && policy.kind !== 'anyone') {
-        parts.push(() => compile(policy, outerScope(undefined, { table, ...(options.schema === undefined ? {} : { schema: options.schema }) }), nesting + 1));
+        parts.push(() =>
+          compile(
+            policy,
+            outerScope(undefined, {
+              table,
+              ...(options.schema === undefined ? {} : { schema: options.schema }),
+            }),
+            nesting + 1,
+          ),
+        );
       }
       parts.forEach((emit, i) => {
         b.append(i === 0 ? ' WHERE ' : ' AND ');
@@ -165,7 +179,9 @@ export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptio
           b.append('(');
           text(isText, () => value(n.operand, target));
           b.append(n.negated ? ' NOT IN (' : ' IN (');
-          list(n.values, ', ', (v) => text(isText && v.kind === 'literal' && v.type !== 'null', () => walk(v)));
+          list(n.values, ', ', (v) =>
+            text(isText && v.kind === 'literal' && v.type !== 'null', () => walk(v)),
+          );
           b.append('))');
         },
         exists: (n) => {
@@ -177,7 +193,10 @@ export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptio
           const inner = enterScope(scope, n.from.name, options);
           const selected = typeOf(n.column, inner);
           const target = claimTargetFor(selected);
-          const isText = selected === 'text' || typeOf(n.operand, scope) === 'text' || (n.operand.kind === 'claim' && target === 'text');
+          const isText =
+            selected === 'text' ||
+            typeOf(n.operand, scope) === 'text' ||
+            (n.operand.kind === 'claim' && target === 'text');
           const asArray = array !== undefined && !isCorrelated(n, scope);
           b.append('(');
           text(isText, () => value(n.operand, target));
