@@ -58,4 +58,10 @@ export interface Dialect {
    * single-row create or an update with a check is one statement, not a transaction of several.
    */
   readonly checkInStatement: boolean;
+  /**
+   * One INSERT stores several rows that set different columns (`DEFAULT` in its VALUES list) and
+   * its RETURNING hands them back in the order of that list: a several-row create is then one
+   * statement like a single-row one.
+   */
+  readonly manyRowInsert: boolean;
 }

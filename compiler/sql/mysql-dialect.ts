@@ -74,4 +74,6 @@ export const mysqlDialect: Dialect = Object.freeze({
   insertDefaults: ' () VALUES ()',
   bindTimestamp: mysqlDatetime,
   checkInStatement: false,
+  // MySQL has no RETURNING, and a several-row create that must be checked is a transaction anyway.
+  manyRowInsert: false,
 });

@@ -32,4 +32,7 @@ export const postgresDialect: Dialect = Object.freeze({
   bindTimestamp: (text: string) => text,
   // `1 / CASE WHEN … THEN 1 ELSE 0 END` fails its statement with division_by_zero.
   checkInStatement: true,
+  // `DEFAULT` in a VALUES list: https://www.postgresql.org/docs/15/sql-insert.html; the rows of a
+  // VALUES list are inserted, and returned, one after the other in its order.
+  manyRowInsert: true,
 });

@@ -33,4 +33,7 @@ export const sqliteDialect: Dialect = Object.freeze({
   bindTimestamp: (text: string) => text,
   // Division by zero is NULL in SQLite: a failed check cannot end the statement.
   checkInStatement: false,
+  // No `DEFAULT` in a VALUES list, and RETURNING's order is not the VALUES order
+  // (https://www.sqlite.org/lang_returning.html); in-process, a statement per row costs no round trip.
+  manyRowInsert: false,
 });

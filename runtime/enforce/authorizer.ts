@@ -26,8 +26,10 @@ export interface AuthorizationRequest {
 }
 
 /**
- * Hooks of a granted write, each called inside the transaction of the write with its session;
- * throwing (a RestError, e.g. 403) rolls the whole request back.
+ * Hooks of a granted write, each called with the session the write runs on; throwing (a
+ * RestError, e.g. 403) rolls the whole request back. A write that is one statement (a create
+ * without `checkStoredRows`, an update) has no transaction around its hooks: they run before
+ * its statement and must not write.
  */
 export interface WriteGuard {
   /** create: returns the rows to insert (e.g. owner columns filled) after checking each one. */

@@ -43,19 +43,23 @@ export function checkFailed(
   user: AuthUser,
   table: string,
   action: 'create' | 'update',
-  rejected: { readonly index: number; readonly many: boolean } | undefined,
+  /** create: the refused row's index in the request's array, when it is known (one statement for several rows does not tell). */
+  rejected: { readonly index?: number; readonly many: boolean } | undefined,
   cause?: unknown,
 ): RestError {
+  const index = rejected?.many === true ? rejected.index : undefined;
   const message =
     action === 'create'
       ? rejected?.many === true
-        ? `the row at index ${rejected.index} is not allowed by the policy of ${table}`
+        ? index === undefined
+          ? `a row of the request is not allowed by the policy of ${table}; none was written`
+          : `the row at index ${index} is not allowed by the policy of ${table}`
         : `a new row is not allowed by the policy of ${table}`
       : `the change would make a row of ${table} break its policy`;
   return policyDenied(user, table, {
     code: 'policy_check_failed',
     message,
-    ...(rejected?.many === true ? { details: { index: rejected.index } } : {}),
+    ...(index === undefined ? {} : { details: { index } }),
     ...(cause === undefined ? {} : { cause }),
   });
 }

@@ -18,6 +18,7 @@ import {
   CHECK_FAILED_SQLSTATE,
   checkColumnName,
   deleteStatement,
+  fitsOneInsert,
   insertedKeyWhere,
   insertStatement,
   keyedWhere,
@@ -102,47 +103,57 @@ function storedShape(ctx: Ctx, columns: readonly ColumnInfo[], raising = false):
 
 /**
  * A write whose check fails inside its statement (`raising`, PostgreSQL) needs no transaction of
- * its own: one statement, its COMMIT in the same round trip. Its failure is the policy's 401/403.
+ * its own: one statement, its COMMIT in the same round trip. Its failure is the policy's 401/403
+ * (which row of a several-row create failed, the one statement does not tell).
  */
 async function oneStatement<T>(
   ctx: Ctx,
   action: 'create' | 'update',
   fn: (s: DbSession) => Promise<T>,
+  createdRows = 1,
 ): Promise<T> {
   try {
     return await ctx.deps.runner.run(ctx.run, 'single', fn);
   } catch (e) {
     if (ctx.check !== undefined && isRestError(e) && sqlStateOf(e.cause) === CHECK_FAILED_SQLSTATE) {
-      throw checkFailed(
-        ctx.user,
-        ctx.table.name,
-        action,
-        action === 'create' ? { index: 0, many: false } : undefined,
-        e,
-      );
+      const rejected = createdRows === 1 ? { index: 0, many: false } : { many: true };
+      throw checkFailed(ctx.user, ctx.table.name, action, action === 'create' ? rejected : undefined, e);
     }
     throw e;
   }
 }
-
 
 const judgement = (ctx: Ctx, shape: StoredShape, action: 'create' | 'update'): StoredJudgement | undefined =>
   shape.check === undefined
     ? undefined
     : { user: ctx.user, table: ctx.table.name, action, flag: shape.check.name };
 
+const wants = (shape: StoredShape): boolean => shape.columns.length > 0 || shape.check !== undefined;
+
+/** Inserts `rows` in one statement and answers with them as stored (with the check's flag), by RETURNING. */
+async function insertReturning(
+  ctx: Ctx,
+  tx: DbSession,
+  rows: readonly WriteRow[],
+  shape: StoredShape,
+): Promise<readonly Row[]> {
+  const inserted = await query(ctx, tx, insertStatement(ctx.table, rows, shape, ctx.deps.dialect));
+  if (!wants(shape)) return rows.map(() => ({}));
+  if (inserted.rows.length !== rows.length) {
+    throw internalError(`INSERT … RETURNING gave ${inserted.rows.length} rows for ${rows.length}`);
+  }
+  return inserted.rows;
+}
+
 /** Inserts one row and answers with it as stored (with the check's flag), found by the key the database gave it. */
 async function insertOne(ctx: Ctx, tx: DbSession, row: WriteRow, shape: StoredShape): Promise<Row> {
   const { table } = ctx;
   const { dialect } = ctx.deps;
-  const wanted = shape.columns.length > 0 || shape.check !== undefined;
-  if (ctx.deps.returning.insert || !wanted) {
-    const inserted = await query(ctx, tx, insertStatement(table, row, shape, dialect));
-    const stored = inserted.rows[0];
-    if (stored === undefined && wanted) throw internalError('INSERT … RETURNING gave no row');
-    return stored ?? {};
+  if (ctx.deps.returning.insert || !wants(shape)) {
+    const [stored = {}] = await insertReturning(ctx, tx, [row], shape);
+    return stored;
   }
-  const inserted = await query(ctx, tx, insertStatement(table, row, undefined, dialect));
+  const inserted = await query(ctx, tx, insertStatement(table, [row], undefined, dialect));
   const where = insertedKeyWhere(table, row, inserted.insertId, dialect);
   if (where === undefined) {
     if (shape.check !== undefined) throw unverifiable(ctx);
@@ -157,15 +168,20 @@ async function insertOne(ctx: Ctx, tx: DbSession, row: WriteRow, shape: StoredSh
 
 async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> {
   const { guard, table } = ctx;
+  const { dialect } = ctx.deps;
   const rows = request.rows.map((r) => toWriteRow(table, r));
   const selected = selectedColumns(table, request.select);
+  // An empty array creates nothing and needs no statement.
+  if (rows.length === 0) return { status: 201, body: [] };
+  const many = rows.length > 1;
   // A guard that judges stored rows needs every column it may read, whatever `select` asks for.
   const checkStored = guard?.checkStoredRows;
+  // One INSERT … RETURNING for every row, its check failing the statement where a row fails it.
   const single =
-    rows.length === 1 &&
     checkStored === undefined &&
     ctx.deps.returning.insert &&
-    (ctx.check === undefined || ctx.deps.dialect.checkInStatement);
+    (ctx.check === undefined || dialect.checkInStatement) &&
+    (!many || (dialect.manyRowInsert && fitsOneInsert(table, rows)));
   const shape = storedShape(
     ctx,
     checkStored === undefined ? selected : selectedColumns(table, undefined),
@@ -173,26 +189,25 @@ async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> 
   );
   const judge = judgement(ctx, shape, 'create');
   if (single) {
-    const [row = {}] = rows;
-    const stored = await oneStatement(ctx, 'create', async (s) => {
-      const [prepared = row] =
-        guard?.prepareCreate === undefined ? [row] : await guard.prepareCreate([row], s);
-      return insertOne(ctx, s, prepared, shape);
-    });
-    const [judged = stored] = judge === undefined ? [stored] : judgeStoredRows([stored], judge);
-    const body = pick(judged, selected);
-    return { status: 201, body: request.many ? [body] : body };
+    const stored = await oneStatement(
+      ctx,
+      'create',
+      async (s) => {
+        const prepared = guard?.prepareCreate === undefined ? rows : await guard.prepareCreate(rows, s);
+        return insertReturning(ctx, s, prepared, shape);
+      },
+      rows.length,
+    );
+    const judged = judge === undefined ? stored : judgeStoredRows(stored, judge, { offset: 0, many });
+    const body = judged.map((row) => pick(row, selected));
+    return { status: 201, body: request.many ? body : body[0] };
   }
   const created = await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
     const prepared = guard?.prepareCreate === undefined ? rows : await guard.prepareCreate(rows, tx);
     const stored: Row[] = [];
     for (const [index, written] of prepared.entries()) {
       const row = await insertOne(ctx, tx, written, shape);
-      stored.push(
-        ...(judge === undefined
-          ? [row]
-          : judgeStoredRows([row], judge, { offset: index, many: prepared.length > 1 })),
-      );
+      stored.push(...(judge === undefined ? [row] : judgeStoredRows([row], judge, { offset: index, many })));
     }
     await checkStored?.(stored, tx);
     return stored.map((row) => pick(row, selected));
@@ -245,11 +260,7 @@ async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> 
       query(ctx, s, updateStatement(table, patch, where, undefined, dialect)),
     );
     updated = result.rowCount;
-  } else if (
-    checkStored === undefined &&
-    ctx.deps.returning.update &&
-    ctx.deps.dialect.checkInStatement
-  ) {
+  } else if (checkStored === undefined && ctx.deps.returning.update && ctx.deps.dialect.checkInStatement) {
     // A check fails inside the UPDATE (its RETURNING carries the passed flags): one statement.
     const shape = storedShape(ctx, [], true);
     const judge = judgement(ctx, shape, 'update');
@@ -266,8 +277,7 @@ async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> 
     updated = await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
       const applied = guard?.preparePatch === undefined ? patch : await guard.preparePatch(patch, tx);
       if (checkStored === undefined && judge === undefined) {
-        return (await query(ctx, tx, updateStatement(table, applied, where, undefined, dialect)))
-          .rowCount;
+        return (await query(ctx, tx, updateStatement(table, applied, where, undefined, dialect))).rowCount;
       }
       const { count, stored } = await updateStored(ctx, tx, applied, where, shape);
       const judged = judge === undefined ? stored : judgeStoredRows(stored, judge);

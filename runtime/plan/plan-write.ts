@@ -71,32 +71,48 @@ function appendOutput(b: SqlBuilder, { columns, check }: StoredShape): void {
     .appendIdent(check.name);
 }
 
-/** `INSERT`, with `RETURNING` the stored row's columns and check when `returning` is given. */
+/**
+ * `INSERT` of `rows` in one statement, with `RETURNING` the stored rows' columns and check when
+ * `returning` is given. Several rows need `dialect.manyRowInsert`: the statement names every
+ * column any row sets, and a row that leaves one out gives it `DEFAULT`.
+ */
 export function insertStatement(
   table: TableInfo,
-  row: WriteRow,
+  rows: readonly WriteRow[],
   returning: StoredShape | undefined,
   dialect: Dialect,
 ): SqlFragment {
   const b = new SqlBuilder(dialect).append('INSERT INTO ').appendIdent(table.name);
-  const values = entries(table, row);
-  if (values.length === 0) b.append(dialect.insertDefaults);
+  const named = [...new Set(rows.flatMap((row) => Object.keys(row)))].map((name) =>
+    columnOf(table, name, 'body'),
+  );
+  if (named.length === 0 && rows.length === 1) b.append(dialect.insertDefaults);
   else {
+    // Rows that set no column at all: every one is `DEFAULT` of the table's first column.
+    const columns = named.length > 0 ? named : table.columns.slice(0, 1);
     b.append(' (');
-    appendColumnList(
-      b,
-      values.map(([c]) => c),
-    );
-    b.append(') VALUES (');
-    values.forEach(([column, value], i) => {
-      if (i > 0) b.append(', ');
-      b.appendValue(driverValue(column, value, dialect));
+    appendColumnList(b, columns);
+    b.append(') VALUES ');
+    rows.forEach((row, i) => {
+      b.append(i > 0 ? ', (' : '(');
+      columns.forEach((column, j) => {
+        if (j > 0) b.append(', ');
+        if (Object.hasOwn(row, column.name)) b.appendValue(driverValue(column, row[column.name], dialect));
+        else b.append('DEFAULT');
+      });
+      b.append(')');
     });
-    b.append(')');
   }
   if (hasOutput(returning)) appendOutput(b.append(' RETURNING '), returning);
   return b.build();
 }
+
+/**
+ * Rows one INSERT may store: PostgreSQL's protocol counts a statement's parameters in 16 bits, and
+ * each row binds at most one value per column of its table.
+ */
+export const fitsOneInsert = (table: TableInfo, rows: readonly WriteRow[]): boolean =>
+  rows.length * Math.max(1, table.columns.length) <= 65_535;
 
 /** The stored rows `where` selects, with the check; for writes without RETURNING (MySQL). */
 export function storedRowsStatement(

@@ -165,6 +165,8 @@ interface WriteSpec {
   readonly method: 'POST' | 'PATCH';
   readonly id: number;
   readonly body: Readonly<Record<string, SqlValue>>;
+  /** POST only: further rows of the same create (the body is sent as an array). */
+  readonly more?: ReadonlyArray<Readonly<Record<string, SqlValue>>>;
 }
 
 const writeArbitrary = (nextId: () => number): fc.Arbitrary<WriteSpec> =>
@@ -183,8 +185,22 @@ const writeArbitrary = (nextId: () => number): fc.Arbitrary<WriteSpec> =>
       return { user, method: 'POST', id: newId, body: { id: newId, ...body } };
     });
 
+/** A create of two or three rows, each leaving any column out (PostgreSQL: one INSERT, DEFAULT where left out). */
+const severalRowCreateArbitrary = (nextId: () => number): fc.Arbitrary<WriteSpec> =>
+  fc
+    .tuple(
+      fc.constantFrom(...(Object.keys(USERS) as UserName[])),
+      fc.array(bodyArbitrary([]), { minLength: 2, maxLength: 3 }),
+    )
+    .map(([user, bodies]): WriteSpec => {
+      const [first, ...more] = bodies.map((body): Record<string, SqlValue> => ({ id: nextId(), ...body }));
+      return { user, method: 'POST', id: Number(first?.['id']), body: first ?? {}, more };
+    });
+
+const jsonOf = (w: WriteSpec): unknown => (w.more === undefined ? w.body : [w.body, ...w.more]);
+
 const label = (w: WriteSpec): string =>
-  `${w.user} ${w.method} ${w.method === 'POST' ? '/things' : `/things/${w.id}`} ${JSON.stringify(w.body)}`;
+  `${w.user} ${w.method} ${w.method === 'POST' ? '/things' : `/things/${w.id}`} ${JSON.stringify(jsonOf(w))}`;
 
 interface Target {
   readonly name: string;
@@ -272,7 +288,7 @@ function useTargets(
   const send = (t: Target, w: WriteSpec): Promise<Reply> =>
     call(t.server.url, w.method, w.method === 'POST' ? '/things' : `/things/${w.id}`, {
       headers: headers(w.user),
-      json: w.body,
+      json: jsonOf(w),
     });
 
   const rows = async (t: Target): Promise<Array<Record<string, unknown>>> =>
@@ -286,6 +302,7 @@ function outcome(reply: Reply): unknown {
   const json = reply.json as Record<string, unknown> | undefined;
   if (reply.status >= 400)
     return { status: reply.status, code: (json as { error?: { code?: unknown } } | undefined)?.error?.code };
+  if (Array.isArray(json)) return { status: reply.status, body: json.map((row) => normalise(row as Row)) };
   return { status: reply.status, body: json !== undefined && 'id' in json ? normalise(json) : json };
 }
 
@@ -342,6 +359,26 @@ describe('PostgreSQL writes: native RLS ≡ portable path on coerced values', ()
         { user: 'alice', method: 'POST', id: 903, body: { id: 903, status: 'Approved', approved: true } },
       ],
     },
+    {
+      why: 'the second of three created rows is stored as 100.00, which breaks amount < 100: none is written',
+      policies: [{ table_name: 'things', action: 'all', expression: 'amount < 100' }],
+      writes: [
+        {
+          user: 'alice',
+          method: 'POST',
+          id: 904,
+          body: { id: 904, amount: 1 },
+          more: [{ id: 905, amount: 99.999 }, { id: 906 }],
+        },
+        {
+          user: 'alice',
+          method: 'POST',
+          id: 907,
+          body: { id: 907 },
+          more: [{ id: 908, code: 'x', amount: 2 }],
+        },
+      ],
+    },
   ];
   for (const p of PINNED) it(`agrees when ${p.why}`, () => agree(p.policies, p.writes));
 
@@ -351,7 +388,10 @@ describe('PostgreSQL writes: native RLS ≡ portable path on coerced values', ()
       fc.asyncProperty(
         fc.array(policyArbitrary, { maxLength: 3 }),
         fc.array(
-          writeArbitrary(() => (id += 1)),
+          fc.oneof(
+            { weight: 3, arbitrary: writeArbitrary(() => (id += 1)) },
+            { weight: 1, arbitrary: severalRowCreateArbitrary(() => (id += 1)) },
+          ),
           { minLength: 1, maxLength: 6 },
         ),
         agree,

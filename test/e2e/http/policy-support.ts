@@ -99,6 +99,8 @@ export interface SuiteOptions {
   readonly noSetup?: boolean;
   /** PostgreSQL: native row-level security (-db.rls on) instead of the portable path. */
   readonly rls?: boolean;
+  /** The URL the server connects with, given the test database's (e.g. through a counting proxy). */
+  readonly serverDbUrl?: (dbUrl: string) => Promise<string>;
 }
 
 /** Every database; PostgreSQL twice, with the portable path and with native RLS (SPEC §4.6). */
@@ -149,9 +151,10 @@ export async function startAuthSuite(kind: DialectName, options: SuiteOptions = 
   const sql = await openRawSql(db);
   for (const ddl of [...POLICY_DDL[kind], ...(options.ddl?.[kind] ?? [])]) await sql.exec(ddl);
   const secret = newSecret();
+  const serverDbUrl = options.serverDbUrl === undefined ? db.url : await options.serverDbUrl(db.url);
   const config: Config = {
-    ...testConfig(db.url),
-    db: { url: db.url, rls: options.rls ?? false },
+    ...testConfig(serverDbUrl),
+    db: { url: serverDbUrl, rls: options.rls ?? false },
     auth: { enabled: true, secret, tokenTtlSeconds: 3600 },
   };
   const server = await startTestServer(config);

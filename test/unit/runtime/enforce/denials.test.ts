@@ -39,6 +39,16 @@ describe('policyDenied: the one 401/403 rule', () => {
       },
     });
   });
+
+  it('says a row of a many-row create was refused when one statement cannot tell which', () => {
+    const e = checkFailed(alice, 'notes', 'create', { many: true });
+    expect(e.toBody()).toEqual({
+      error: {
+        code: 'policy_check_failed',
+        message: 'a row of the request is not allowed by the policy of notes; none was written',
+      },
+    });
+  });
 });
 
 describe('judgeStoredRows', () => {

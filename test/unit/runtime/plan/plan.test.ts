@@ -9,6 +9,7 @@ import { planRead } from '../../../../runtime/plan/plan-read.js';
 import {
   checkColumnName,
   deleteStatement,
+  fitsOneInsert,
   insertStatement,
   storedRowsStatement,
   toWriteRow,
@@ -201,7 +202,7 @@ describe('write statements', () => {
       done: true,
       at: '2024-01-02T03:04:05.5+01:00',
     });
-    const insert = renderSql(d, insertStatement(table, row, { columns: [columns[0] as ColumnInfo] }, d));
+    const insert = renderSql(d, insertStatement(table, [row], { columns: [columns[0] as ColumnInfo] }, d));
     const where = whereClause({ table, key: '3', filters: [], predicate: undefined }, d);
     const update = renderSql(
       d,
@@ -243,7 +244,7 @@ describe('write statements', () => {
     };
     const insert = renderSql(
       d,
-      insertStatement(table, toWriteRow(table, { price: 99.999 }), { columns: [], check }, d),
+      insertStatement(table, [toWriteRow(table, { price: 99.999 })], { columns: [], check }, d),
     );
     const q = (name: string) => d.quoteIdent(name);
     const p = (n: number) => d.placeholder(n);
@@ -270,12 +271,41 @@ describe('write statements', () => {
   });
 
   it.each(ALL)('an empty row inserts defaults (%s)', (kind) => {
-    const text = renderSql(dialects[kind], insertStatement(table, {}, undefined, dialects[kind])).text;
+    const text = renderSql(dialects[kind], insertStatement(table, [{}], undefined, dialects[kind])).text;
     expect(
       text.startsWith(
         kind === 'mysql' ? 'INSERT INTO `items` () VALUES ()' : 'INSERT INTO "items" DEFAULT VALUES',
       ),
     ).toBe(true);
+  });
+
+  it('several rows are one INSERT naming every column any row sets, DEFAULT where a row leaves one out (postgres)', () => {
+    const d = dialects.postgres;
+    const rows = [toWriteRow(table, { title: 'a' }), {}, toWriteRow(table, { done: true, title: 'c' })];
+    const rendered = renderSql(d, insertStatement(table, rows, { columns: [columns[0] as ColumnInfo] }, d));
+    expect(rendered.text).toBe(
+      'INSERT INTO "items" ("title", "done") VALUES ($1, DEFAULT), (DEFAULT, DEFAULT), ($2, $3) RETURNING "id"',
+    );
+    expect(rendered.values).toEqual(['a', 'c', true]);
+    expect(renderSql(d, insertStatement(table, [{}, {}], undefined, d)).text).toBe(
+      'INSERT INTO "items" ("id") VALUES (DEFAULT), (DEFAULT)',
+    );
+  });
+
+  it('one INSERT holds as many rows as the protocol can bind values for', () => {
+    const limit = Math.floor(65_535 / table.columns.length);
+    expect(
+      fitsOneInsert(
+        table,
+        Array.from({ length: limit }, () => ({})),
+      ),
+    ).toBe(true);
+    expect(
+      fitsOneInsert(
+        table,
+        Array.from({ length: limit + 1 }, () => ({})),
+      ),
+    ).toBe(false);
   });
 
   it('rejects unknown body keys, __proto__ included, with 400 unknown_column', () => {
