@@ -1,7 +1,7 @@
 // The messages between the bench orchestrator and its load driver process (IPC over fork).
 
 export interface LoadRequest {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;

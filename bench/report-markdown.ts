@@ -6,6 +6,7 @@ import type {
   BenchReport,
   Measured,
   RoundTrips,
+  ActionTrips,
   ScenarioRow,
   SessionReport,
   Spread,
@@ -212,6 +213,23 @@ wall-clock time from spawn to exit. The ratio is the command's time ÷ \`node -e
 ${STARTUP_COMMANDS.map((c) => `| ${STARTUP_LABELS[c]} | ${r.ms[c].median.toFixed(0)} (${r.ms[c].min.toFixed(0)}–${r.ms[c].max.toFixed(0)}) | ${ratioOf(c)} | ${limitOf(c)} |`).join('\n')}`;
 }
 
+/** Round trips of each write action, counted outside the timed runs (bench/workloads.ts actionRequests). */
+export function actionTripsSection(rows: readonly ActionTrips[] | undefined): string {
+  if (rows === undefined || rows.length === 0) return '';
+  const actions = rows[0]?.actions.map((a) => a.action) ?? [];
+  return [
+    'Round trips per request of each write action (counting instance, outside the timed runs): a POST of one row, a',
+    "POST of three rows (one leaving columns to their defaults), a PUT by key, a DELETE of the caller's counted rows.",
+    '',
+    `| contender | ${actions.join(' | ')} |`,
+    `|---|${actions.map(() => '---:').join('|')}|`,
+    ...rows.map(
+      (row) =>
+        `| ${row.label} | ${actions.map((a) => trips(row.actions.find((x) => x.action === a)?.trips ?? null)).join(' | ')} |`,
+    ),
+  ].join('\n');
+}
+
 export function renderMarkdown(report: BenchReport, chartPath: string): string {
   const m = report.machine;
   const c = report.config;
@@ -271,6 +289,8 @@ ${sessionSection(report.sessions ?? null, c.rounds, report.read)}
 ## Writes: POST a row + PUT one of the caller's rows by key, 1:1
 
 ${scenarioTable(report.write, false, rssOf)}
+
+${actionTripsSection(report.tripsByAction)}
 
 ## Login (bcrypt-bound), ${login.contender}
 

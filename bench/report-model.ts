@@ -46,6 +46,13 @@ export interface RoundTrips {
   readonly firstPass?: { readonly requests: number; readonly flightsPerRequest: number };
 }
 
+/** Round trips of each write action (bench/workloads.ts COUNTED_ACTIONS) for one PostgreSQL contender. */
+export interface ActionTrips {
+  readonly contender: ContenderId;
+  readonly label: string;
+  readonly actions: ReadonlyArray<{ readonly action: string; readonly trips: Measured<RoundTrips> }>;
+}
+
 export type Measured<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
@@ -164,6 +171,8 @@ export interface BenchReport {
   readonly team: TeamReport | null;
   /** The session read; null when it was not run (`--sessions off`, smoke default). Absent in older reports. */
   readonly sessions?: SessionReport | null;
+  /** Round trips per write action on the PostgreSQL contenders that write. Absent in older reports. */
+  readonly tripsByAction?: readonly ActionTrips[];
   readonly targets: readonly TargetCheck[];
   readonly compilerBench: Measured<string>;
   /** CLI start-up against `node -e 0` (bench/startup.ts). Absent in older reports. */

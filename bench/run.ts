@@ -33,6 +33,7 @@ import { cpuMicros, machineBusyShare, peakRssBytes } from './proc-stats.js';
 import {
   ratiosByRound,
   summarize,
+  type ActionTrips,
   type BenchReport,
   type ContenderReport,
   type LoginResult,
@@ -63,8 +64,9 @@ import {
   type SessionUser,
 } from './sessions.js';
 import { measureStartup } from './startup.js';
-import { evaluateTargets, startupTargets, TEAM_CONTENDERS } from './targets.js';
+import { actionTripTargets, evaluateTargets, startupTargets, TEAM_CONTENDERS } from './targets.js';
 import {
+  actionRequests,
   bearer,
   loginRequests,
   mintToken,
@@ -105,6 +107,8 @@ interface ContenderState {
     write: Measured<RoundTrips> | null;
     team: Measured<RoundTrips> | null;
     session: Measured<RoundTrips> | null;
+    /** Each write action of actionRequests, in their order (PostgreSQL contenders that write). */
+    actions: Array<{ readonly action: string; readonly trips: Measured<RoundTrips> }>;
   };
   peakRss: number | null;
 }
@@ -757,7 +761,7 @@ async function main(): Promise<number> {
     sessionProbe: { ok: false, reason: 'not probed' },
     teamRounds: [],
     sessionRounds: [],
-    roundTrips: { read: null, write: null, team: null, session: null },
+    roundTrips: { read: null, write: null, team: null, session: null, actions: [] },
     peakRss: null,
   }));
   const stateOf = (id: ContenderSpec['id']): ContenderState => {
@@ -805,6 +809,7 @@ async function main(): Promise<number> {
     const forged = await mintToken(randomBytes(32).toString('hex'), 1);
     const reads = readRequests(tokens, seededRandom(11));
     const writes = writeRequests(tokens, generated.firstIds, seededRandom(13));
+    const actionLists = actionRequests(tokens, generated.firstIds, seededRandom(17));
     const teamTokens =
       teamData === undefined
         ? []
@@ -935,6 +940,10 @@ async function main(): Promise<number> {
         const workloads = [
           { name: 'read', requests: reads },
           ...(c.spec.writes && c.writeFailure === undefined ? [{ name: 'write', requests: writes }] : []),
+          // Each write action alone (a DELETE of the rows the creates before it made).
+          ...(c.spec.writes && c.writeFailure === undefined
+            ? [...actionLists].map(([action, requests]) => ({ name: `action ${action}`, requests }))
+            : []),
           ...(c.teamFailure === undefined ? [{ name: 'team', requests: teamReads }] : []),
           // One request per user first (each loads its user once), then counted: every user cached.
           ...(c.sessionFailure === undefined
@@ -953,6 +962,10 @@ async function main(): Promise<number> {
           write: trips.get('write') ?? null,
           team: trips.get('team') ?? null,
           session: trips.get('session') ?? null,
+          actions: [...actionLists.keys()].flatMap((action) => {
+            const counted = trips.get(`action ${action}`);
+            return counted === undefined ? [] : [{ action, trips: counted }];
+          }),
         };
         const show = (m: Measured<RoundTrips> | null): string =>
           m === null
@@ -970,6 +983,11 @@ async function main(): Promise<number> {
                   ? ` (${c.roundTrips.session.value.firstPass.flightsPerRequest.toFixed(2)} on each user's first request)`
                   : '')),
         );
+        if (c.roundTrips.actions.length > 0) {
+          log(
+            `trips    ${c.spec.label}: ${c.roundTrips.actions.map(({ action, trips: t }) => `${action} ${show(t)}`).join('; ')}`,
+          );
+        }
       }),
     );
 
@@ -1047,6 +1065,9 @@ async function main(): Promise<number> {
     const baseline = stateOf('baseline');
     const read = states.map((c) => scenarioRow(c, 'read', baseline));
     const write = states.filter((c) => c.spec.writes).map((c) => scenarioRow(c, 'write', undefined));
+    const tripsByAction: ActionTrips[] = states
+      .filter((c) => c.roundTrips.actions.length > 0)
+      .map((c) => ({ contender: c.spec.id, label: c.spec.label, actions: c.roundTrips.actions }));
     const team: TeamReport | null =
       teamData === undefined
         ? null
@@ -1105,8 +1126,10 @@ async function main(): Promise<number> {
       login,
       team,
       sessions,
+      tripsByAction,
       targets: [
         ...evaluateTargets(read, contenders, login, team, undefined, sessions),
+        ...actionTripTargets(tripsByAction),
         ...startupTargets(startup),
       ],
       compilerBench: compiler,

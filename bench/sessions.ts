@@ -119,7 +119,6 @@ export async function mintSessionTokens(
   );
 }
 
-
 export async function takenUserIdsPostgres(url: string): Promise<ReadonlySet<number>> {
   const { rows } = await withPgClient(url, (c) => c.query<{ id: number }>('SELECT id FROM auth_users'));
   return new Set(rows.map((r) => Number(r.id)));

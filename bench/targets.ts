@@ -2,6 +2,7 @@
 // CLI start-up), each checked against a run's results: met or missed, never hidden. A contender that failed misses every target that names it.
 
 import type {
+  ActionTrips,
   ContenderId,
   ContenderReport,
   LoginResult,
@@ -240,5 +241,23 @@ export function startupTargets(startup: Measured<StartupReport> | undefined): re
       measured: `${times(r[key])}; ${r.ms[key].median.toFixed(0)} ms vs ${r.ms.bare.median.toFixed(0)} ms`,
       met: r[key].median <= limit,
     };
+  });
+}
+
+/** Issue 16: every write action (one row, several rows, update, delete) in one round trip on each PostgreSQL path. */
+export function actionTripTargets(tripsByAction: readonly ActionTrips[]): readonly TargetCheck[] {
+  return tripsByAction.map(({ label, actions }) => {
+    const target = `${label}: every write action in one round trip per request`;
+    const measured = actions
+      .map(({ action, trips }) =>
+        trips.ok
+          ? `${action} ${trips.value.flightsPerRequest.toFixed(2)}`
+          : `${action} not measured: ${trips.reason}`,
+      )
+      .join('; ');
+    const met =
+      actions.length > 0 &&
+      actions.every(({ trips }) => trips.ok && trips.value.flightsPerRequest <= ONE_ROUND_TRIP);
+    return { target, measured: measured === '' ? 'not measured' : measured, met };
   });
 }

@@ -110,6 +110,73 @@ export function writeRequests(
   });
 }
 
+/** The write actions whose round trips the bench counts one by one (outside the timed runs). */
+export const COUNTED_ACTIONS = ['create', 'create 3 rows', 'update', 'delete'] as const;
+export type CountedAction = (typeof COUNTED_ACTIONS)[number];
+
+/**
+ * One request list per counted action, every user in turn: a single-row POST, a three-row POST,
+ * a PUT of one of the caller's own rows by key, and a DELETE of the rows the caller created
+ * through these lists (by their title; the seeded rows stay).
+ */
+export function actionRequests(
+  tokens: readonly UserToken[],
+  firstIds: ReadonlyMap<number, readonly number[]>,
+  random: () => number,
+): ReadonlyMap<CountedAction, readonly LoadRequest[]> {
+  const users = shuffled(tokens, random);
+  const title = (userId: number): string => `counted by the bench for ${userId}`;
+  const row = (userId: number, i: number) => ({ title: title(userId), amount: i, done: false });
+  const each = (fn: (t: UserToken, i: number) => LoadRequest | undefined): readonly LoadRequest[] =>
+    users.flatMap((t, i) => {
+      const request = fn(t, i);
+      return request === undefined ? [] : [request];
+    });
+  return new Map<CountedAction, readonly LoadRequest[]>([
+    [
+      'create',
+      each((t, i) => ({
+        method: 'POST',
+        path: '/items',
+        headers: jsonHeaders(t.token),
+        body: JSON.stringify(row(t.userId, i)),
+      })),
+    ],
+    [
+      'create 3 rows',
+      each((t, i) => ({
+        method: 'POST',
+        path: '/items',
+        headers: jsonHeaders(t.token),
+        body: JSON.stringify([row(t.userId, i), { title: title(t.userId), amount: 0 }, row(t.userId, i + 1)]),
+      })),
+    ],
+    [
+      'update',
+      each((t, i) => {
+        const ids = firstIds.get(t.userId) ?? [];
+        const id = ids[i % Math.max(1, ids.length)];
+        return id === undefined
+          ? undefined
+          : {
+              method: 'PUT',
+              path: `/items/${id}`,
+              headers: jsonHeaders(t.token),
+              body: JSON.stringify({ title: `updated by the bench ${i}`, amount: i }),
+            };
+      }),
+    ],
+    [
+      'delete',
+      each((t) => ({
+        method: 'DELETE',
+        path: `/items?title=eq.${encodeURIComponent(title(t.userId))}`,
+        headers: bearer(t.token),
+      })),
+    ],
+  ]);
+}
+
 export function loginRequests(users: readonly Credentials[]): readonly LoadRequest[] {
   return users.map((c) => ({
     method: 'POST',

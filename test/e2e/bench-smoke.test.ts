@@ -59,145 +59,155 @@ const hasNumbersOrReason = (row: ScenarioRow): boolean =>
     ? row.outcome.value.rps.median > 0 && row.outcome.value.p99Ms > 0 && row.rounds.length > 0
     : row.outcome.reason.trim().length > 0;
 
-serverDescribe()(
-  'bench smoke mode (postgres)',
-  () => {
-    let outDir = '';
-    let finished: Finished | undefined;
-    let report: BenchReport | undefined;
+serverDescribe()('bench smoke mode (postgres)', () => {
+  let outDir = '';
+  let finished: Finished | undefined;
+  let report: BenchReport | undefined;
 
-    beforeAll(() => {
-      outDir = mkdtempSync(join(tmpdir(), 'rest-bench-smoke-test-'));
-    });
+  beforeAll(() => {
+    outDir = mkdtempSync(join(tmpdir(), 'rest-bench-smoke-test-'));
+  });
 
-    afterAll(async () => {
-      // A timed-out run is interrupted like Ctrl-C, so the bench still drops its database.
-      const child = running;
-      if (child !== undefined) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGINT');
-        await exited;
-      }
-      if (outDir !== '') rmSync(outDir, { recursive: true, force: true });
-    }, 60_000);
+  afterAll(async () => {
+    // A timed-out run is interrupted like Ctrl-C, so the bench still drops its database.
+    const child = running;
+    if (child !== undefined) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      await exited;
+    }
+    if (outDir !== '') rmSync(outDir, { recursive: true, force: true });
+  }, 60_000);
 
-    it('completes with exit code 0 and writes the report, chart and results to the given directory', async () => {
-      expect(existsSync(runScript), `${runScript} is missing: run npm run build first`).toBe(true);
-      const started = Date.now();
-      finished = await runSmoke(outDir);
-      expect(finished.stderr).not.toMatch(/bench failed/);
-      expect(finished.code, `${finished.stdout}\n${finished.stderr}`).toBe(0);
-      // Seconds on an idle machine; the bound only catches a smoke mode that grew into a real run.
-      expect(Date.now() - started).toBeLessThan(150_000);
-      report = JSON.parse(readFileSync(join(outDir, 'results.json'), 'utf8')) as BenchReport;
-      expect(report.mode).toBe('smoke');
-      expect(readFileSync(join(outDir, 'chart.svg'), 'utf8')).toMatch(
-        /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/,
-      );
-      const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
-      for (const row of report.read) expect(markdown).toContain(`| ${row.label} |`);
-    }, 180_000);
+  it('completes with exit code 0 and writes the report, chart and results to the given directory', async () => {
+    expect(existsSync(runScript), `${runScript} is missing: run npm run build first`).toBe(true);
+    const started = Date.now();
+    finished = await runSmoke(outDir);
+    expect(finished.stderr).not.toMatch(/bench failed/);
+    expect(finished.code, `${finished.stdout}\n${finished.stderr}`).toBe(0);
+    // Seconds on an idle machine; the bound only catches a smoke mode that grew into a real run.
+    expect(Date.now() - started).toBeLessThan(150_000);
+    report = JSON.parse(readFileSync(join(outDir, 'results.json'), 'utf8')) as BenchReport;
+    expect(report.mode).toBe('smoke');
+    expect(readFileSync(join(outDir, 'chart.svg'), 'utf8')).toMatch(
+      /^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/,
+    );
+    const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
+    for (const row of report.read) expect(markdown).toContain(`| ${row.label} |`);
+  }, 180_000);
 
-    it('states how much CPU other work used before and after, and warns when it was over 10%', () => {
-      const machine = report?.machine;
-      expect(machine).toBeDefined();
-      if (machine === undefined) return;
-      for (const share of [machine.busyShareAtStart, machine.busyShareAtEnd]) {
-        expect(share).toBeGreaterThanOrEqual(0);
-        expect(share).toBeLessThanOrEqual(1);
-      }
-      const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
-      const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
-      expect(markdown).toContain(
-        `CPU in use by other work (2 s samples while the bench ran nothing): ${pct(machine.busyShareAtStart)} before, ${pct(machine.busyShareAtEnd)} after`,
-      );
-      const busy = Math.max(machine.busyShareAtStart, machine.busyShareAtEnd) > 0.1;
-      expect(markdown.includes('**The machine was busy during this run**')).toBe(busy);
-    });
+  it('states how much CPU other work used before and after, and warns when it was over 10%', () => {
+    const machine = report?.machine;
+    expect(machine).toBeDefined();
+    if (machine === undefined) return;
+    for (const share of [machine.busyShareAtStart, machine.busyShareAtEnd]) {
+      expect(share).toBeGreaterThanOrEqual(0);
+      expect(share).toBeLessThanOrEqual(1);
+    }
+    const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
+    const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
+    expect(markdown).toContain(
+      `CPU in use by other work (2 s samples while the bench ran nothing): ${pct(machine.busyShareAtStart)} before, ${pct(machine.busyShareAtEnd)} after`,
+    );
+    const busy = Math.max(machine.busyShareAtStart, machine.busyShareAtEnd) > 0.1;
+    expect(markdown.includes('**The machine was busy during this run**')).toBe(busy);
+  });
 
-    it('prints a progress line per round and contender timed', () => {
-      expect(report).toBeDefined();
-      const timed = report?.read.filter((r) => r.rounds.length > 0) ?? [];
-      expect(timed.length).toBeGreaterThan(0);
-      for (const row of timed)
-        expect(finished?.stdout).toMatch(new RegExp(`\\[read\\] round 1/1\\s+${row.label}\\s+[\\d,]+ req/s`));
-    });
+  it('prints a progress line per round and contender timed', () => {
+    expect(report).toBeDefined();
+    const timed = report?.read.filter((r) => r.rounds.length > 0) ?? [];
+    expect(timed.length).toBeGreaterThan(0);
+    for (const row of timed)
+      expect(finished?.stdout).toMatch(new RegExp(`\\[read\\] round 1/1\\s+${row.label}\\s+[\\d,]+ req/s`));
+  });
 
-    it('has a read row for every contender and a write row for every rest contender, each with numbers or a failure reason', () => {
-      expect(report?.read.map((r) => r.contender)).toEqual([...CONTENDER_IDS]);
-      expect(report?.write.map((r) => r.contender)).toEqual(CONTENDER_IDS.filter((id) => id !== 'baseline'));
-      for (const row of [...(report?.read ?? []), ...(report?.write ?? [])]) {
-        expect(hasNumbersOrReason(row), JSON.stringify(row.outcome)).toBe(true);
-      }
-      const login = report?.login.outcome;
-      expect(login?.ok ? login.value.loginsPerSecond > 0 : (login?.reason.length ?? 0) > 0).toBe(true);
-      for (const target of report?.targets ?? []) expect(target.measured.length).toBeGreaterThan(0);
-    });
+  it('has a read row for every contender and a write row for every rest contender, each with numbers or a failure reason', () => {
+    expect(report?.read.map((r) => r.contender)).toEqual([...CONTENDER_IDS]);
+    expect(report?.write.map((r) => r.contender)).toEqual(CONTENDER_IDS.filter((id) => id !== 'baseline'));
+    for (const row of [...(report?.read ?? []), ...(report?.write ?? [])]) {
+      expect(hasNumbersOrReason(row), JSON.stringify(row.outcome)).toBe(true);
+    }
+    const login = report?.login.outcome;
+    expect(login?.ok ? login.value.loginsPerSecond > 0 : (login?.reason.length ?? 0) > 0).toBe(true);
+    for (const target of report?.targets ?? []) expect(target.measured.length).toBeGreaterThan(0);
+  });
 
-    it('passed the baseline correctness probe and timed it with only 2xx answers, in one round trip per request', () => {
-      const baseline = report?.contenders.find((c) => c.id === 'baseline');
-      expect(baseline?.failure).toBeNull();
-      expect(baseline?.readProbe.ok).toBe(true);
-      const row = report?.read.find((r) => r.contender === 'baseline');
-      expect(row?.outcome.ok).toBe(true);
-      expect(row?.rounds.every((r) => r.non2xx === 0 && r.errors === 0 && r.responses > 0)).toBe(true);
-      expect(row?.roundTrips?.ok ? row.roundTrips.value.flightsPerRequest : undefined).toBeCloseTo(1, 1);
-    });
+  it('passed the baseline correctness probe and timed it with only 2xx answers, in one round trip per request', () => {
+    const baseline = report?.contenders.find((c) => c.id === 'baseline');
+    expect(baseline?.failure).toBeNull();
+    expect(baseline?.readProbe.ok).toBe(true);
+    const row = report?.read.find((r) => r.contender === 'baseline');
+    expect(row?.outcome.ok).toBe(true);
+    expect(row?.rounds.every((r) => r.non2xx === 0 && r.errors === 0 && r.responses > 0)).toBe(true);
+    expect(row?.roundTrips?.ok ? row.roundTrips.value.flightsPerRequest : undefined).toBeCloseTo(1, 1);
+  });
 
-    it('dropped its PostgreSQL database and the request role a -db.rls on server created for it', async () => {
-      const name = report?.database.name ?? '';
-      expect(name).toMatch(/^rest_bench_[0-9a-f]{12}$/);
-      expect(report?.database.dropped).toBe(true);
-      const left = await withPg(pgUrl, (c) =>
-        c.query(
-          `SELECT datname AS name FROM pg_database WHERE datname = $1
-         UNION ALL SELECT rolname FROM pg_roles WHERE rolname = $2`,
-          [name, requestRoleName(name)],
-        ),
-      );
-      expect(left.rows).toEqual([]);
-    });
-  },
-);
-
-describe(
-  `round trips counted by the bench's proxy (postgres)`,
-  () => {
-    let db: TestDatabase | undefined;
-    beforeAll(async () => {
-      db = await createTestDatabase('postgres');
-    });
-    afterAll(async () => {
-      await db?.drop();
-    });
-
-    /** Flights from just before the first statement to after the client said goodbye (Terminate). */
-    async function countedFlights(pipeline: boolean, statements: readonly string[]): Promise<number> {
-      if (db === undefined) throw new Error('the suite did not start');
-      const proxy = await startPgCountingProxy(db.url);
-      try {
-        const client = new pg.Client({ connectionString: proxy.url, pipeline });
-        await client.connect();
-        const before = proxy.counts().flights;
-        if (pipeline) await Promise.all(statements.map((sql) => client.query(sql)));
-        else for (const sql of statements) await client.query(sql);
-        await client.end();
-        return proxy.counts().flights - before;
-      } finally {
-        await proxy.close();
+  it('counts the round trips of each write action on both PostgreSQL paths: one per request', () => {
+    const rows = report?.tripsByAction ?? [];
+    expect(rows.map((r) => r.contender).sort()).toEqual(['rest-pg-portable', 'rest-pg-rls']);
+    for (const row of rows) {
+      expect(row.actions.map((a) => a.action)).toEqual(['create', 'create 3 rows', 'update', 'delete']);
+      for (const { action, trips } of row.actions) {
+        expect(trips.ok ? trips.value.flightsPerRequest : trips.reason, `${row.label} ${action}`).toBeCloseTo(
+          1,
+          1,
+        );
       }
     }
+    const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
+    expect(markdown).toContain('| contender | create | create 3 rows | update | delete |');
+  });
 
-    it('counts statements sent one after the other as one round trip each', async () => {
-      expect(await countedFlights(false, ['BEGIN', 'SELECT 1', 'SELECT 2', 'COMMIT'])).toBe(4);
-    });
+  it('dropped its PostgreSQL database and the request role a -db.rls on server created for it', async () => {
+    const name = report?.database.name ?? '';
+    expect(name).toMatch(/^rest_bench_[0-9a-f]{12}$/);
+    expect(report?.database.dropped).toBe(true);
+    const left = await withPg(pgUrl, (c) =>
+      c.query(
+        `SELECT datname AS name FROM pg_database WHERE datname = $1
+         UNION ALL SELECT rolname FROM pg_roles WHERE rolname = $2`,
+        [name, requestRoleName(name)],
+      ),
+    );
+    expect(left.rows).toEqual([]);
+  });
+});
 
-    it('counts pipelined statements, sent before any answer, as one round trip', async () => {
-      expect(await countedFlights(true, ['BEGIN', 'SELECT 1', 'SELECT 2', 'COMMIT'])).toBe(1);
-    });
+describe(`round trips counted by the bench's proxy (postgres)`, () => {
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
 
-    it('does not count the connection startup or the closing Terminate', async () => {
-      expect(await countedFlights(false, [])).toBe(0);
-    });
-  },
-);
+  /** Flights from just before the first statement to after the client said goodbye (Terminate). */
+  async function countedFlights(pipeline: boolean, statements: readonly string[]): Promise<number> {
+    if (db === undefined) throw new Error('the suite did not start');
+    const proxy = await startPgCountingProxy(db.url);
+    try {
+      const client = new pg.Client({ connectionString: proxy.url, pipeline });
+      await client.connect();
+      const before = proxy.counts().flights;
+      if (pipeline) await Promise.all(statements.map((sql) => client.query(sql)));
+      else for (const sql of statements) await client.query(sql);
+      await client.end();
+      return proxy.counts().flights - before;
+    } finally {
+      await proxy.close();
+    }
+  }
+
+  it('counts statements sent one after the other as one round trip each', async () => {
+    expect(await countedFlights(false, ['BEGIN', 'SELECT 1', 'SELECT 2', 'COMMIT'])).toBe(4);
+  });
+
+  it('counts pipelined statements, sent before any answer, as one round trip', async () => {
+    expect(await countedFlights(true, ['BEGIN', 'SELECT 1', 'SELECT 2', 'COMMIT'])).toBe(1);
+  });
+
+  it('does not count the connection startup or the closing Terminate', async () => {
+    expect(await countedFlights(false, [])).toBe(0);
+  });
+});
