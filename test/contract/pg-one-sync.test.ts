@@ -71,6 +71,35 @@ describe('OneSync [postgres]', () => {
     expect(client.getTransactionStatus()).toBe('I');
   });
 
+  it('runs the first `rowless` statements for their effect only: no rows, no fields, the rest intact', async () => {
+    const outcome = await OneSync.run(
+      client,
+      [
+        { text: `SELECT set_config('rest.probe', $1, true) AS set, 1 AS one`, values: ['bob'] },
+        { name: 'one_sync_rowless', text: `SELECT set_config('rest.other', 'x', true) AS set`, values: [] },
+        { text: `SELECT current_setting('rest.probe') AS seen, 5::int8 AS n`, values: [] },
+      ],
+      types,
+      2,
+    );
+    const [set, other, seen] = results(outcome);
+    expect([set?.rows, set?.fields, other?.rows, other?.fields]).toEqual([[], [], [], []]);
+    expect(seen?.rows).toEqual([{ seen: 'bob', n: 'int8:5' }]);
+    expect(seen?.fields.map((f) => f.name)).toEqual(['seen', 'n']);
+    // A rowless statement that fails is still named by its index, and the client stays usable.
+    const failed = await OneSync.run(
+      client,
+      [
+        { text: 'SELECT 1 / $1::int AS x', values: [0] },
+        { text: 'SELECT 2 AS y', values: [] },
+      ],
+      types,
+      1,
+    );
+    expect(failure(failed)).toEqual({ index: 0, code: '22012', unsettledNames: false });
+    expect((await client.query('SELECT 3 AS z')).rows).toEqual([{ z: 3 }]);
+  });
+
   it('commits a write at the Sync', async () => {
     const outcome = await OneSync.run(
       client,

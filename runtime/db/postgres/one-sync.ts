@@ -49,6 +49,8 @@ export type OneSyncOutcome =
 /** The statements of one Sync as one pg query: settles with their outcome, rejects only when the connection fails. */
 export class OneSync extends pg.Query {
   readonly #statements: readonly pg.QueryConfig[];
+  /** How many statements, from the first, run for their effect only: no Describe, rows dropped. */
+  readonly #rowless: number;
   readonly #types: pg.CustomTypesConfig;
   readonly #settle: (outcome: OneSyncOutcome) => void;
   readonly #fail: (error: unknown) => void;
@@ -61,6 +63,7 @@ export class OneSync extends pg.Query {
 
   private constructor(
     statements: readonly pg.QueryConfig[],
+    rowless: number,
     types: pg.CustomTypesConfig,
     settle: (outcome: OneSyncOutcome) => void,
     fail: (error: unknown) => void,
@@ -68,6 +71,7 @@ export class OneSync extends pg.Query {
     // No name: pg's parse bookkeeping (by `activeQuery.name`) leaves these statements alone.
     super({ text: '' });
     this.#statements = statements;
+    this.#rowless = rowless;
     this.#types = types;
     this.#settle = settle;
     this.#fail = fail;
@@ -76,15 +80,18 @@ export class OneSync extends pg.Query {
   /**
    * Sends `statements` with one Sync on `client` and settles with how they ended; rejects only when
    * the connection fails. A named statement not yet prepared on the client is parsed on the way and
-   * entered in pg's own bookkeeping once it ran, so ordinary queries later bind it too.
+   * entered in pg's own bookkeeping once it ran, so ordinary queries later bind it too. The first
+   * `rowless` statements run for their effect only (e.g. settings): PostgreSQL is not asked to
+   * describe their rows and their rows are dropped unread; their results are empty.
    */
   static run(
     client: pg.ClientBase,
     statements: readonly pg.QueryConfig[],
     types: pg.CustomTypesConfig,
+    rowless = 0,
   ): Promise<OneSyncOutcome> {
     return new Promise((resolve, reject) => {
-      void client.query(new OneSync(statements, types, resolve, reject));
+      void client.query(new OneSync(statements, rowless, types, resolve, reject));
     });
   }
 
@@ -107,7 +114,7 @@ export class OneSync extends pg.Query {
           binary: false,
           valueMapper: prepareValue,
         });
-        connection.describe({ type: 'P', name: '' });
+        if (index >= this.#rowless) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '' });
       }
       connection.sync();
@@ -126,6 +133,8 @@ export class OneSync extends pg.Query {
   }
 
   handleDataRow(message: { fields: unknown[] }): void {
+    // The results so far are the statements that completed: this row is the next one's.
+    if (this.#results.length < this.#rowless) return;
     const result = this.#result();
     result.addRow(result.parseRow(message.fields));
   }

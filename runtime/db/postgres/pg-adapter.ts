@@ -7,7 +7,15 @@ import pg from 'pg';
 import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
 import type { RenderedSql } from '../../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../../compiler/types.js';
-import type { DbAdapter, DbSession, QueryResult, Returning, Row, RunMode, SchemaSnapshot } from '../adapter.js';
+import type {
+  DbAdapter,
+  DbSession,
+  QueryResult,
+  Returning,
+  Row,
+  RunMode,
+  SchemaSnapshot,
+} from '../adapter.js';
 import {
   CONNECT_TIMEOUT_MS,
   DEFAULT_POOL_SIZE,
@@ -108,7 +116,6 @@ const toResult = (r: pg.QueryResult): QueryResult => ({
 });
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
-
 
 export interface Pipeline {
   /** Statements run first in the transaction, before the request's own, in the same round trip. */
@@ -251,7 +258,13 @@ class PgAdapterImpl implements PgAdapter {
       const single = async (statement: pg.QueryConfig): Promise<QueryResult> => {
         let outcome: OneSyncOutcome;
         try {
-          outcome = await OneSync.run(client, [...openingStatements, statement], types);
+          // The opening statements' rows (the settings' echoed values) are never read.
+          outcome = await OneSync.run(
+            client,
+            [...openingStatements, statement],
+            types,
+            openingStatements.length,
+          );
         } catch (e) {
           health.fail(e);
           throw mapPgError(e);
