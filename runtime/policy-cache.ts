@@ -91,6 +91,18 @@ export function createPolicyCache<S>(options: PolicyCacheOptions<S>): PolicyCach
 
   function backgroundReload(): void {
     if (closed) return;
+    const running = inFlight;
+    if (running !== undefined) {
+      // That load may have read the rows before this change: load again once it is done, so a
+      // change made by hand reaches the subscribers (native RLS, the broken-policy log) without
+      // waiting for a request to ask.
+      void running
+        .catch(() => undefined)
+        .then(() => {
+          if (loaded < wanted) backgroundReload();
+        });
+      return;
+    }
     reload().catch((e: unknown) => {
       options.logger?.warn({ err: e instanceof Error ? e.message : String(e) }, 'policy reload failed');
     });

@@ -139,6 +139,33 @@ describe('policy cache', () => {
     expect(closedSource).toBe(true);
   });
 
+  it('a signal that arrives while a load runs is loaded again after it, without waiting for a request', async () => {
+    const table = fakeTable([row(1, 'a')]);
+    let signal: () => void = () => {
+      throw new Error('not subscribed');
+    };
+    const cache = cacheOver(table, {
+      kind: 'push',
+      subscribe(onChange) {
+        signal = onChange;
+        return { close: async () => undefined };
+      },
+    });
+    const seen: string[] = [];
+    cache.subscribe((s) => seen.push(s.compiled));
+    await cache.get();
+    // A first change starts a load that reads the rows before the second change commits.
+    const release = table.hold();
+    signal();
+    await sleep(5);
+    table.set([row(1, 'b')]);
+    signal();
+    release();
+    await sleep(20);
+    expect(seen).toEqual(['a', 'b']);
+    expect(table.loads).toBe(3);
+  });
+
   it('fails the request when the first load fails, and recovers on the next one', async () => {
     let fail = true;
     const cache = createPolicyCache({
