@@ -14,26 +14,23 @@ import type { Express } from 'express';
 type RequestClass = NonNullable<ServerOptions['IncomingMessage']>;
 type ResponseClass = NonNullable<ServerOptions['ServerResponse']>;
 
+/**
+ * A constructor that builds what `base` builds, on `prototype`. Node's IncomingMessage and
+ * ServerResponse are plain constructor functions; app.request and app.response inherit from their
+ * prototypes, so `instanceof` still holds.
+ */
+function madeOn(base: object, prototype: object): unknown {
+  function Shaped(this: object, ...args: unknown[]): void {
+    Reflect.apply(base as (...a: unknown[]) => void, this, args);
+  }
+  Shaped.prototype = prototype;
+  return Shaped;
+}
+
 /** `createServer` options whose requests and responses are made with `app`'s prototypes. */
 export function expressShaped(app: Express): ServerOptions {
-  // Node's IncomingMessage and ServerResponse are plain constructor functions; app.request and
-  // app.response inherit from their prototypes, so `instanceof` still holds.
-  function ExpressRequest(
-    this: IncomingMessage,
-    ...args: ConstructorParameters<typeof IncomingMessage>
-  ): void {
-    IncomingMessage.apply(this, args);
-  }
-  ExpressRequest.prototype = app.request;
-  function ExpressResponse(
-    this: ServerResponse,
-    ...args: ConstructorParameters<typeof ServerResponse>
-  ): void {
-    ServerResponse.apply(this, args);
-  }
-  ExpressResponse.prototype = app.response;
   return {
-    IncomingMessage: ExpressRequest as unknown as RequestClass,
-    ServerResponse: ExpressResponse as unknown as ResponseClass,
+    IncomingMessage: madeOn(IncomingMessage, app.request) as RequestClass,
+    ServerResponse: madeOn(ServerResponse, app.response) as ResponseClass,
   };
 }
