@@ -38,27 +38,33 @@ export function policyDenied(user: AuthUser, table: string, reason: DenyReason =
   );
 }
 
+/** create: the refused row, by its index in the request's array when that is known. */
+export interface Rejected {
+  /** Unknown when one statement wrote several rows (it does not tell which one failed). */
+  readonly index?: number;
+  readonly many: boolean;
+}
+
+function refusalMessage(table: string, action: 'create' | 'update', rejected: Rejected | undefined): string {
+  if (action === 'update') return `the change would make a row of ${table} break its policy`;
+  if (rejected?.many !== true) return `a new row is not allowed by the policy of ${table}`;
+  return rejected.index === undefined
+    ? `a row of the request is not allowed by the policy of ${table}; none was written`
+    : `the row at index ${rejected.index} is not allowed by the policy of ${table}`;
+}
+
 /** A written row the policy's check refuses (SPEC §4.4: nothing is written). */
 export function checkFailed(
   user: AuthUser,
   table: string,
   action: 'create' | 'update',
-  /** create: the refused row's index in the request's array, when it is known (one statement for several rows does not tell). */
-  rejected: { readonly index?: number; readonly many: boolean } | undefined,
+  rejected: Rejected | undefined,
   cause?: unknown,
 ): RestError {
   const index = rejected?.many === true ? rejected.index : undefined;
-  const message =
-    action === 'create'
-      ? rejected?.many === true
-        ? index === undefined
-          ? `a row of the request is not allowed by the policy of ${table}; none was written`
-          : `the row at index ${index} is not allowed by the policy of ${table}`
-        : `a new row is not allowed by the policy of ${table}`
-      : `the change would make a row of ${table} break its policy`;
   return policyDenied(user, table, {
     code: 'policy_check_failed',
-    message,
+    message: refusalMessage(table, action, rejected),
     ...(index === undefined ? {} : { details: { index } }),
     ...(cause === undefined ? {} : { cause }),
   });

@@ -9,7 +9,7 @@ import { internalError, isRestError, RestError } from '../../errors/rest-error.j
 import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { sqlStateOf } from '../db/map-db-error.js';
 import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
-import { checkFailed, policyDenied } from '../enforce/denials.js';
+import { checkFailed, policyDenied, type Rejected } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
 import { judgeStoredRows, type StoredJudgement } from '../enforce/stored-checks.js';
 import { selectedColumns } from '../plan/columns.js';
@@ -110,14 +110,13 @@ async function oneStatement<T>(
   ctx: Ctx,
   action: 'create' | 'update',
   fn: (s: DbSession) => Promise<T>,
-  createdRows = 1,
+  rejected?: Rejected,
 ): Promise<T> {
   try {
     return await ctx.deps.runner.run(ctx.run, 'single', fn);
   } catch (e) {
     if (ctx.check !== undefined && isRestError(e) && sqlStateOf(e.cause) === CHECK_FAILED_SQLSTATE) {
-      const rejected = createdRows === 1 ? { index: 0, many: false } : { many: true };
-      throw checkFailed(ctx.user, ctx.table.name, action, action === 'create' ? rejected : undefined, e);
+      throw checkFailed(ctx.user, ctx.table.name, action, rejected, e);
     }
     throw e;
   }
@@ -196,7 +195,7 @@ async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> 
         const prepared = guard?.prepareCreate === undefined ? rows : await guard.prepareCreate(rows, s);
         return insertReturning(ctx, s, prepared, shape);
       },
-      rows.length,
+      many ? { many } : { index: 0, many },
     );
     const judged = judge === undefined ? stored : judgeStoredRows(stored, judge, { offset: 0, many });
     const body = judged.map((row) => pick(row, selected));
