@@ -108,7 +108,7 @@ interface ContenderState {
     team: Measured<RoundTrips> | null;
     session: Measured<RoundTrips> | null;
     /** Each write action of actionRequests, in their order (PostgreSQL contenders that write). */
-    actions: Array<{ readonly action: string; readonly trips: Measured<RoundTrips> }>;
+    actions: ActionTrips['actions'];
   };
   peakRss: number | null;
 }
@@ -939,10 +939,12 @@ async function main(): Promise<number> {
       counted.map(async (c) => {
         const workloads = [
           { name: 'read', requests: reads },
-          ...(c.spec.writes && c.writeFailure === undefined ? [{ name: 'write', requests: writes }] : []),
-          // Each write action alone (a DELETE of the rows the creates before it made).
+          // The write mix, then each write action alone (a DELETE of the rows the creates before it made).
           ...(c.spec.writes && c.writeFailure === undefined
-            ? [...actionLists].map(([action, requests]) => ({ name: `action ${action}`, requests }))
+            ? [
+                { name: 'write', requests: writes },
+                ...[...actionLists].map(([action, requests]) => ({ name: `action ${action}`, requests })),
+              ]
             : []),
           ...(c.teamFailure === undefined ? [{ name: 'team', requests: teamReads }] : []),
           // One request per user first (each loads its user once), then counted: every user cached.

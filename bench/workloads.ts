@@ -83,6 +83,31 @@ export function readRequests(
   return shuffled(tokens, random).map((t) => ({ method: 'GET', path, headers: bearer(t.token) }));
 }
 
+/** POST `body` (one row or an array of rows) to `/items` as `t`. */
+const postItems = (t: UserToken, body: unknown): LoadRequest => ({
+  method: 'POST',
+  path: '/items',
+  headers: jsonHeaders(t.token),
+  body: JSON.stringify(body),
+});
+
+/** PUT of the `i`-th (round robin) of the caller's own seeded rows by key; undefined when it has none. */
+function putOwnRow(
+  t: UserToken,
+  i: number,
+  firstIds: ReadonlyMap<number, readonly number[]>,
+): LoadRequest | undefined {
+  const ids = firstIds.get(t.userId) ?? [];
+  const id = ids[i % Math.max(1, ids.length)];
+  if (id === undefined) return undefined;
+  return {
+    method: 'PUT',
+    path: `/items/${id}`,
+    headers: jsonHeaders(t.token),
+    body: JSON.stringify({ title: `updated by the bench ${i}`, amount: i }),
+  };
+}
+
 /** POST a new row, then PUT one of the caller's own rows by key: 1:1, every user in turn. */
 export function writeRequests(
   tokens: readonly UserToken[],
@@ -90,23 +115,9 @@ export function writeRequests(
   random: () => number,
 ): readonly LoadRequest[] {
   return shuffled(tokens, random).flatMap((t, i): LoadRequest[] => {
-    const ids = firstIds.get(t.userId) ?? [];
-    const id = ids[i % Math.max(1, ids.length)];
-    if (id === undefined) return [];
-    return [
-      {
-        method: 'POST',
-        path: '/items',
-        headers: jsonHeaders(t.token),
-        body: JSON.stringify({ title: `written by the bench for ${t.userId}`, amount: i, done: false }),
-      },
-      {
-        method: 'PUT',
-        path: `/items/${id}`,
-        headers: jsonHeaders(t.token),
-        body: JSON.stringify({ title: `updated by the bench ${i}`, amount: i }),
-      },
-    ];
+    const put = putOwnRow(t, i, firstIds);
+    if (put === undefined) return [];
+    return [postItems(t, { title: `written by the bench for ${t.userId}`, amount: i, done: false }), put];
   });
 }
 
@@ -128,44 +139,16 @@ export function actionRequests(
   const title = (userId: number): string => `counted by the bench for ${userId}`;
   const row = (userId: number, i: number) => ({ title: title(userId), amount: i, done: false });
   const each = (fn: (t: UserToken, i: number) => LoadRequest | undefined): readonly LoadRequest[] =>
-    users.flatMap((t, i) => {
-      const request = fn(t, i);
-      return request === undefined ? [] : [request];
-    });
+    users.flatMap((t, i) => fn(t, i) ?? []);
   return new Map<CountedAction, readonly LoadRequest[]>([
-    [
-      'create',
-      each((t, i) => ({
-        method: 'POST',
-        path: '/items',
-        headers: jsonHeaders(t.token),
-        body: JSON.stringify(row(t.userId, i)),
-      })),
-    ],
+    ['create', each((t, i) => postItems(t, row(t.userId, i)))],
     [
       'create 3 rows',
-      each((t, i) => ({
-        method: 'POST',
-        path: '/items',
-        headers: jsonHeaders(t.token),
-        body: JSON.stringify([row(t.userId, i), { title: title(t.userId), amount: 0 }, row(t.userId, i + 1)]),
-      })),
+      each((t, i) =>
+        postItems(t, [row(t.userId, i), { title: title(t.userId), amount: 0 }, row(t.userId, i + 1)]),
+      ),
     ],
-    [
-      'update',
-      each((t, i) => {
-        const ids = firstIds.get(t.userId) ?? [];
-        const id = ids[i % Math.max(1, ids.length)];
-        return id === undefined
-          ? undefined
-          : {
-              method: 'PUT',
-              path: `/items/${id}`,
-              headers: jsonHeaders(t.token),
-              body: JSON.stringify({ title: `updated by the bench ${i}`, amount: i }),
-            };
-      }),
-    ],
+    ['update', each((t, i) => putOwnRow(t, i, firstIds))],
     [
       'delete',
       each((t) => ({
