@@ -11,6 +11,7 @@ import { createAdapter } from './db/create-adapter.js';
 import { createDrainingServer, type DrainingServer } from './http/draining-server.js';
 import { expressShaped } from './http/express-shaped.js';
 import type { Logger } from './logger.js';
+import type { SessionClock } from './auth/sessions.js';
 import { wireAuth, type AuthWiring } from './wire-auth.js';
 import { createSchemaCache } from './schema-cache.js';
 
@@ -36,6 +37,8 @@ export interface StartOptions {
   readonly clock?: Clock;
   /** Default SHUTDOWN_GRACE_MS. */
   readonly shutdownGraceMs?: number;
+  /** The sessions' wall clock (wire-auth.ts); default `Date.now`. */
+  readonly sessionClock?: SessionClock;
 }
 
 function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
@@ -90,7 +93,13 @@ export async function startServer(config: Config, options: StartOptions): Promis
   let auth: AuthWiring | undefined;
   try {
     await schema.get();
-    auth = await wireAuth({ config, adapter, schema, logger });
+    auth = await wireAuth({
+      config,
+      adapter,
+      schema,
+      logger,
+      ...(options.sessionClock === undefined ? {} : { sessionClock: options.sessionClock }),
+    });
     const app = createApp({
       adapter,
       schema,

@@ -16,6 +16,7 @@ import {
 import { createPasswordHasher } from './auth/passwords.js';
 import { createLoginRateLimiter } from './auth/rate-limiter.js';
 import { setupAuth, upgradeAuthTables } from './auth/setup.js';
+import type { SessionClock } from './auth/sessions.js';
 import { createTokenService, withSessions } from './auth/tokens.js';
 import { createUserStates } from './auth/user-states.js';
 import { DEFAULT_REFRESH_TTL_SECONDS, type Config } from './config.js';
@@ -41,6 +42,12 @@ export interface AuthWiringDeps {
   readonly adapter: DbAdapter;
   readonly schema: SchemaCache;
   readonly logger: Logger;
+  /**
+   * Dates sessions and judges their expiry (auth/sessions.ts, auth/user-states.ts; the tokens and
+   * the login throttle keep Date.now): `Date.now` unless a test moves this server's session time
+   * on to see a session expire without waiting for it.
+   */
+  readonly sessionClock?: SessionClock;
 }
 
 export interface AuthWiring {
@@ -118,8 +125,10 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
     };
   }
   await upgradeWhereSetUp(config, adapter, schema);
+  const sessionClock = deps.sessionClock ?? { now: Date.now };
   const users = createUserStates({
     adapter,
+    now: sessionClock.now,
     changes: databaseChangeSource({ adapter, url: config.db.url, logger }, USER_CHANNEL),
     logger,
   });
@@ -160,6 +169,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
       trustProxy: config.http.trustProxy,
       hasher,
       refreshTtlSeconds: config.auth.refreshTtlSeconds ?? DEFAULT_REFRESH_TTL_SECONDS,
+      sessionClock,
       userChanged: (userId) => users.forget(userId),
       authenticate,
       setup: () => setupAuth(adapter, { dbUrl: config.db.url, hasher }),

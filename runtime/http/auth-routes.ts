@@ -14,6 +14,7 @@ import {
   revokeByRefreshToken,
   revokeUserSessions,
   rotateRefreshToken,
+  type SessionClock,
   type SessionSubject,
 } from '../auth/sessions.js';
 import { invalidToken, sessionOf, type TokenService } from '../auth/tokens.js';
@@ -51,6 +52,8 @@ export interface AuthRoutesDeps {
   readonly authenticate: (req: Request) => AuthUser | Promise<AuthUser>;
   /** `-auth.refresh_ttl` in seconds. */
   readonly refreshTtlSeconds: number;
+  /** Dates the sessions opened and refreshed here, and so their expiry (wire-auth.ts). */
+  readonly sessionClock: SessionClock;
   /** This process changed a user's row or sessions (its user-state cache forgets them). */
   readonly userChanged: (userId: number) => void;
 }
@@ -140,7 +143,10 @@ const routes: Readonly<Record<string, AuthRoute>> = {
       if (fromDatabase && !(await deps.isSetUp())) throw invalidCredentials();
       throw e;
     }
-    const session = await openSession(deps.adapter, user, { refreshTtlSeconds: deps.refreshTtlSeconds });
+    const session = await openSession(deps.adapter, user, {
+      refreshTtlSeconds: deps.refreshTtlSeconds,
+      now: deps.sessionClock.now,
+    });
     return tokenPair(deps, user, session);
   },
   // Without a body logging out is the client forgetting its token (SPEC §3.1); with a refresh
@@ -160,7 +166,10 @@ const routes: Readonly<Record<string, AuthRoute>> = {
     const attempt = await deps.limiter.begin({ address: clientAddress(req, deps.trustProxy) });
     let rotation: Awaited<ReturnType<typeof rotateRefreshToken>>;
     try {
-      rotation = await rotateRefreshToken(deps.adapter, token, { refreshTtlSeconds: deps.refreshTtlSeconds });
+      rotation = await rotateRefreshToken(deps.adapter, token, {
+        refreshTtlSeconds: deps.refreshTtlSeconds,
+        now: deps.sessionClock.now,
+      });
     } catch (e) {
       await attempt.abandoned();
       throw e;

@@ -10,7 +10,7 @@ import type { DialectName } from '../../compiler/types.js';
 import { createApp, systemClock, type AppDeps } from '../../runtime/app.js';
 import { DEFAULT_MAX_ROWS, type Config, type CorsConfig } from '../../runtime/config.js';
 import { createLogger, type Logger } from '../../runtime/logger.js';
-import { startServer, type ServerHandle } from '../../runtime/server.js';
+import { startServer, type ServerHandle, type StartOptions } from '../../runtime/server.js';
 import type { TestDatabase } from './databases.js';
 
 /** Every log line the server wrote, parsed. */
@@ -44,11 +44,15 @@ export interface TestServer {
   readonly log: CapturedLog;
 }
 
-export async function startTestServer(config: Config): Promise<TestServer> {
+/** `options.sessionClock`: the server's sessions live in that time (runtime/wire-auth.ts). */
+export async function startTestServer(
+  config: Config,
+  options: Pick<StartOptions, 'sessionClock'> = {},
+): Promise<TestServer> {
   const log = captureLog();
   // In-process servers close fast: a test's idle keep-alive client must not hold teardown for the
   // production grace (the draining itself is proven by test/e2e/process/shutdown-drain.test.ts).
-  const handle = await startServer(config, { logger: log.logger, shutdownGraceMs: 200 });
+  const handle = await startServer(config, { logger: log.logger, shutdownGraceMs: 200, ...options });
   return { url: handle.url, handle, log };
 }
 
