@@ -2,7 +2,7 @@
 // `onChange` fires for every notification and after every (re)connect, since notifications
 // sent while the connection was down are lost (https://www.postgresql.org/docs/current/sql-notify.html).
 
-import pg from 'pg';
+import type pg from 'pg';
 
 export interface ChangeListenerLogger {
   warn(fields: Readonly<Record<string, unknown>>, message: string): void;
@@ -48,7 +48,11 @@ export function createPgChangeListener(options: PgChangeListenerOptions): Change
   };
 
   async function connect(): Promise<void> {
-    const c = new pg.Client({ connectionString: options.url });
+    // The driver is loaded here, not with this module: database-policy-cache.ts imports this
+    // module whatever the database, and a MySQL/MariaDB or SQLite server need not load `pg`.
+    const { Client } = (await import('pg')).default;
+    if (closed) return;
+    const c = new Client({ connectionString: options.url });
     client = c;
     let dropped = false;
     const drop = (error?: Error): void => {
