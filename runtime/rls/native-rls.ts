@@ -16,7 +16,7 @@ import { createNativeAuthorizer } from '../enforce/native-authorizer.js';
 import { createNativeRunner } from './native-runner.js';
 import { prepareRequestRole } from './privileges.js';
 import { reconcileRls, tableRls, type RlsState } from './reconcile.js';
-import { readRlsIntegrity, startTamperWatch } from './tamper-watch.js';
+import { readRlsIntegrity, stampsFor, startTamperWatch } from './tamper-watch.js';
 
 export interface NativeRlsLogger {
   info(fields: Readonly<Record<string, unknown>>, message: string): void;
@@ -67,7 +67,7 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
 
   let state: RlsState;
   /** The stamp of each table's generated policies as last seen, for the per-request check. */
-  let stamps = new Map<string, string>();
+  const stamps = new Map<string, string>();
   /** Reconcile runs started so far. */
   let started = 0;
   /**
@@ -82,7 +82,8 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     const run = started;
     const next = await reconcileRls(adapter, role, { schema: await adapter.introspect() });
     state = next;
-    stamps = new Map(next.stamps);
+    stamps.clear();
+    for (const [table, stamp] of next.stamps) stamps.set(table, stamp);
     if (next.changed.length > 0 || next.dropped.length > 0) {
       logger.info(
         { role, changed: next.changed, dropped: next.dropped },
@@ -191,7 +192,7 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     runner: createNativeRunner({
       adapter,
       role,
-      stampOf: (table) => stamps.get(table),
+      ...stampsFor(adapter, stamps),
       onNotInForce: () => watch.poke(),
       customPlans: (table) => relational.has(table) || relational.has('all'),
     }),

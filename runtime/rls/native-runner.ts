@@ -20,8 +20,8 @@ import { sqlStateOf } from '../db/map-db-error.js';
 import type { PgAdapter } from '../db/postgres/pg-adapter.js';
 import { mapPgError } from '../db/postgres/pg-errors.js';
 import { checkFailed, policyDenied } from '../enforce/denials.js';
+import type { DbSession, RunMode } from '../db/adapter.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
-import { intactSql } from './reconcile.js';
 
 export interface NativeRunnerOptions {
   /** The PostgreSQL adapter whose pipelined transactions the requests run in. */
@@ -32,6 +32,13 @@ export interface NativeRunnerOptions {
   readonly stampOf?: (table: string) => string | undefined;
   /** Called when a request found RLS not in force on its table (it was refused with 503). */
   readonly onNotInForce?: (table: string) => void;
+  /**
+   * Called when a request's check failed while it carried `stale` (no stamp: undefined): reads the
+   * table's generated policies again and resolves with their stamp if they are all there, intact
+   * and stamped otherwise than `stale` (another process regenerated them) — the request is then
+   * sent once more with it. Without it, or when it resolves undefined, the request is refused.
+   */
+  readonly restamp?: (table: string, stale: string | undefined) => Promise<string | undefined>;
   /**
    * Whether a request on `table` must be planned for its own parameter values: true when the
    * table's policies have subqueries (see `settingsFor`).
@@ -47,20 +54,22 @@ export interface NativeRunnerOptions {
 // false for a superuser, a BYPASSRLS role or an owner without FORCE
 // (https://www.postgresql.org/docs/current/functions-info.html). The generated policies must be
 // those rest created, none dropped or altered by hand: any change to a policy writes a new row
-// version of pg_policy, so the common case counts the table's policies whose xmin is the stamp last
-// seen (no join, nothing to parse); only when that fails (another process regenerated them, or
-// someone altered one) does the OR evaluate the second count: every generated policy must still
-// carry the stamp of its own xmin in its comment (runtime/rls/reconcile.ts). A failure is a
-// division by zero (22012) that aborts the transaction before the statement that follows in the
-// pipeline can read or write anything. A target list is evaluated in order, so the check runs after
-// the role switch; it is STABLE with a parameter, so the planner never evaluates it early. Were it
-// ever evaluated before the switch it would see the login role (the owner) and refuse every
+// version of pg_policy, so the statement counts the table's policies whose xmin is the stamp last
+// seen (no join, nothing to parse). The stamp is taken only from policies that are all there and
+// carry the stamp of their own xmin in their comment (runtime/rls/reconcile.ts); when another
+// process regenerated them, the count fails and the runner asks `restamp` for the new stamp before
+// it sends the request once more — the check itself never admits anything but the stamp. A failure
+// is a division by zero (22012) that aborts the transaction before the statement that follows in
+// the pipeline can read or write anything. A target list is evaluated in order, so the check runs
+// after the role switch; it is STABLE with a parameter, so the planner never evaluates it early.
+// Were it ever evaluated before the switch it would see the login role (the owner) and refuse every
 // request, never admit one.
 //
-// The statement names the table itself (a subquery that reads nothing) so that it takes the
-// table's ACCESS SHARE lock, as the login role, before the check runs: DDL that changes policies or
-// RLS takes ACCESS EXCLUSIVE, so it either committed before the check (which then sees it) or waits
-// until this transaction ends — it can never land between the check and the request's statement.
+// The statement names the table itself (a subquery planned to read nothing: `WHERE false` is a
+// one-time filter, no scan to start) so that it takes the table's ACCESS SHARE lock, as the login
+// role, before the check runs: DDL that changes policies or RLS takes ACCESS EXCLUSIVE, so it either
+// committed before the check (which then sees it) or waits until this transaction ends — it can
+// never land between the check and the request's statement.
 //
 // rest.table (TABLE_SETTING) comes last: a table that another table's subquery reads shows that
 // subquery its read policy (compiler/rls/compile-rls.ts).
@@ -87,16 +96,10 @@ function settingsFor(table: string, customPlans: boolean): string {
   let text = settingsSql.get(key);
   if (text !== undefined) return text;
   const relation = `${postgresLiteral(postgresDialect.quoteIdent(table))}::regclass`;
-  const names = rlsPolicyNames(table)
-    .map((n) => postgresLiteral(n))
-    .join(', ');
-  const intact = `((SELECT count(*) FROM pg_catalog.pg_policy p WHERE p.polrelid = ${relation} AND p.xmin = $${STAMP_PARAM}::xid) = ${GENERATED}
-  OR (SELECT count(*) FROM pg_catalog.pg_policy p
-      JOIN pg_catalog.pg_description d ON d.classoid = 'pg_catalog.pg_policy'::regclass AND d.objoid = p.oid AND d.objsubid = 0
-      WHERE p.polrelid = ${relation} AND p.polname IN (${names}) AND ${intactSql('d.description', 'p.xmin')}) = ${GENERATED})`;
+  const stamped = `(SELECT count(*) FROM pg_catalog.pg_policy p WHERE p.polrelid = ${relation} AND p.xmin = $${STAMP_PARAM}::xid) = ${GENERATED}`;
   text = `SELECT set_config('role', $1, true), ${SETTINGS.map((s, i) => `set_config(${postgresLiteral(s.name)}, $${i + 2}, true)`).join(', ')}${customPlans ? CUSTOM_PLANS : ''},
-  (SELECT true FROM ONLY ${postgresDialect.quoteIdent(table)} LIMIT 0) AS table_locked,
-  1 / (row_security_active(${relation}) AND ${intact})::int AS rls_in_force`;
+  (SELECT true FROM ONLY ${postgresDialect.quoteIdent(table)} WHERE false) AS table_locked,
+  1 / (row_security_active(${relation}) AND ${stamped})::int AS rls_in_force`;
   settingsSql.set(key, text);
   return text;
 }
@@ -135,14 +138,18 @@ const settingValues = (
   stamp ?? '0',
 ];
 
-/** A failure of BEGIN or the settings and check: the request never reached its statement. */
-function openingFailure(e: unknown, context: RunContext, options: NativeRunnerOptions): unknown {
+/** A request whose check failed: RLS not in force, or policies not stamped as the request expected. */
+class CheckFailed extends Error {
+  constructor(readonly failure: unknown) {
+    super('the row-level security check failed');
+  }
+}
+
+/** A failure of the settings and check: the request never reached its statement. */
+function openingFailure(e: unknown): unknown {
   const mapped = mapPgError(e);
   if (mapped.category === 'unavailable') return mapped;
-  if (sqlStateOf(e) === DIVISION_BY_ZERO) {
-    options.onNotInForce?.(context.table);
-    return rlsNotInForce(context.table, e);
-  }
+  if (sqlStateOf(e) === DIVISION_BY_ZERO) return new CheckFailed(e);
   return new RestError(
     'internal',
     'rls_setup_failed',
@@ -155,21 +162,46 @@ export function createNativeRunner(options: NativeRunnerOptions): RequestRunner 
   const { adapter, role } = options;
   const stampOf = options.stampOf ?? (() => undefined);
   const customPlans = options.customPlans ?? (() => false);
+  const restamp = options.restamp ?? (() => Promise.resolve(undefined));
+  const attempt = <T>(
+    context: RunContext,
+    mode: RunMode,
+    fn: (session: DbSession) => Promise<T>,
+    stamp: string | undefined,
+  ): Promise<T> =>
+    adapter.pipelined(
+      {
+        opening: [
+          {
+            text: settingsFor(context.table, customPlans(context.table)),
+            values: settingValues(role, context.user, context, stamp),
+          },
+        ],
+        mode,
+        openingError: openingFailure,
+        statementError: (e) => (sqlStateOf(e) === '42501' ? policyRefusal(context, e) : undefined),
+      },
+      fn,
+    );
+  const refused = (table: string, e: CheckFailed): RestError => {
+    options.onNotInForce?.(table);
+    return rlsNotInForce(table, e.failure);
+  };
   return {
-    run: (context, mode, fn) =>
-      adapter.pipelined(
-        {
-          opening: [
-            {
-              text: settingsFor(context.table, customPlans(context.table)),
-              values: settingValues(role, context.user, context, stampOf(context.table)),
-            },
-          ],
-          mode,
-          openingError: (e) => openingFailure(e, context, options),
-          statementError: (e) => (sqlStateOf(e) === '42501' ? policyRefusal(context, e) : undefined),
-        },
-        fn,
-      ),
+    run: async (context, mode, fn) => {
+      const stamp = stampOf(context.table);
+      try {
+        return await attempt(context, mode, fn, stamp);
+      } catch (e) {
+        if (!(e instanceof CheckFailed)) throw e;
+        const fresh = await restamp(context.table, stamp);
+        if (fresh === undefined || fresh === stamp) throw refused(context.table, e);
+        try {
+          return await attempt(context, mode, fn, fresh);
+        } catch (again) {
+          throw again instanceof CheckFailed ? refused(context.table, again) : again;
+        }
+      }
+    },
   };
 }

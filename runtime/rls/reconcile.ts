@@ -88,14 +88,10 @@ export function tableRls(
 }
 
 // The stamp closes the comment, so a process of an earlier version, which reads the hash up to the
-// first colon, still reads the hash. STAMP and intactSql read what commentOf writes.
+// first colon, still reads the hash. STAMP reads what commentOf writes.
 const commentOf = (hash: string, xmin: string): string =>
   `${GENERATED_MARKER} ${hash}: compiled from auth_policies by rest and regenerated when they or the table change; edits are overwritten (created in transaction ${xmin})`;
 const STAMP = /\(created in transaction (\d+)\)$/;
-
-/** `generatedPolicy(description, xmin).intact` in SQL, over a pg_description and a pg_policy column. */
-export const intactSql = (description: string, xmin: string): string =>
-  `${description} LIKE (${postgresLiteral(`${GENERATED_MARKER} %(created in transaction `)} || ${xmin}::text || ')')`;
 
 /** What a generated policy's comment and its row in pg_policy say about it. */
 export interface GeneratedPolicy {

@@ -11,6 +11,7 @@ import { rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
 import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { DbAdapter, DbSession } from '../db/adapter.js';
+import type { NativeRunnerOptions } from './native-runner.js';
 import { createPgChangeListener, type ChangeListener } from '../policies/pg-change-listener.js';
 import { RLS_LOCK_KEY } from './privileges.js';
 import { generatedPolicy, policyStamp, type GeneratedPolicy } from './reconcile.js';
@@ -99,6 +100,27 @@ export async function readRlsIntegrity(
     if (stamp !== undefined) stamps.set(table, stamp);
   }
   return { tampered, stamps };
+}
+
+/**
+ * A native runner's `stampOf` and `restamp` over `stamps` (table → the stamp its generated
+ * policies share, as last seen): a request whose check failed reads the table's policies again and,
+ * when they are all there and intact under another stamp (another process regenerated them), the
+ * new stamp is kept and the request sent again with it (runtime/rls/native-runner.ts).
+ */
+export function stampsFor(
+  adapter: DbAdapter,
+  stamps: Map<string, string>,
+): Required<Pick<NativeRunnerOptions, 'stampOf' | 'restamp'>> {
+  return {
+    stampOf: (table) => stamps.get(table),
+    restamp: async (table, stale) => {
+      const fresh = (await readRlsIntegrity(adapter, [table])).stamps.get(table);
+      if (fresh === undefined || fresh === stale) return undefined;
+      stamps.set(table, fresh);
+      return fresh;
+    },
+  };
 }
 
 // Event triggers fire inside the DDL's own transaction

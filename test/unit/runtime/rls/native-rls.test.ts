@@ -12,6 +12,7 @@ import type { DbAdapter } from '../../../../runtime/db/adapter.js';
 import { createPgAdapter, pgAdapterOnPool } from '../../../../runtime/db/postgres/pg-adapter.js';
 import type { RequestRunner } from '../../../../runtime/enforce/request-runner.js';
 import { createNativeRunner } from '../../../../runtime/rls/native-runner.js';
+import { stampsFor } from '../../../../runtime/rls/tamper-watch.js';
 import { prepareRequestRole } from '../../../../runtime/rls/privileges.js';
 import { GENERATED_MARKER, reconcileRls } from '../../../../runtime/rls/reconcile.js';
 import { requestRoleName } from '../../../../runtime/rls/request-role.js';
@@ -71,7 +72,7 @@ describe(
       role = await prepareRequestRole(adapter);
       await reconcile();
       pool = new pg.Pool({ connectionString: db.url, pipeline: true, max: 1 });
-      runner = createNativeRunner({ adapter: pgAdapterOnPool(pool), role });
+      runner = createNativeRunner({ adapter: pgAdapterOnPool(pool), role, ...stampsFor(adapter, new Map()) });
     });
     afterAll(async () => {
       await pool?.end();
@@ -299,6 +300,7 @@ describe(
         const custom = createNativeRunner({
           adapter: pgAdapterOnPool(pool),
           role,
+          ...stampsFor(adapter, new Map()),
           customPlans: (table) => table === 'notes',
         });
         expect((await planMode(custom)).rows).toEqual([{ mode: 'force_custom_plan' }]);

@@ -17,6 +17,7 @@ import { reconcileRls, type RlsState } from '../../../../runtime/rls/reconcile.j
 import {
   installTamperTrigger,
   readRlsIntegrity,
+  stampsFor,
   TAMPER_CHANNEL,
   TAMPER_TRIGGER,
 } from '../../../../runtime/rls/tamper-watch.js';
@@ -60,6 +61,8 @@ describe('RLS tamper detection on PostgreSQL', () => {
   let pool: pg.Pool;
   let stamp: string | undefined;
   const refusedTables: string[] = [];
+  /** The stamps requests carried when their check failed and they asked for a fresh one. */
+  const restamped: Array<string | undefined> = [];
   let runner: RequestRunner;
   const extraRoles: string[] = [];
 
@@ -94,6 +97,12 @@ describe('RLS tamper detection on PostgreSQL', () => {
       role,
       stampOf: () => stamp,
       onNotInForce: (table) => void refusedTables.push(table),
+      restamp: async (table, stale) => {
+        restamped.push(stale);
+        const fresh = await stampsFor(adapter, new Map()).restamp(table, stale);
+        if (fresh !== undefined) stamp = fresh;
+        return fresh;
+      },
     });
   });
   afterAll(async () => {
@@ -165,14 +174,43 @@ describe('RLS tamper detection on PostgreSQL', () => {
     try {
       const regenerated = await reconcileRls(other, role, { schema: await other.introspect() });
       expect(regenerated.changed).toEqual(['notes']);
-      expect(regenerated.stamps.get('notes')).not.toBe(stamp);
+      const old = stamp;
+      expect(regenerated.stamps.get('notes')).not.toBe(old);
+      restamped.length = 0;
       expect((await read()).rows).toEqual([{ id: 1 }, { id: 2 }]);
+      // The old stamp failed the check; the runner read the new one and sent the request again.
+      expect(restamped).toEqual([old]);
+      expect(stamp).toBe(regenerated.stamps.get('notes'));
+      expect((await read()).rows).toEqual([{ id: 1 }, { id: 2 }]);
+      expect(restamped).toEqual([old]);
       expect((await readRlsIntegrity(adapter, ['notes'])).tampered.size).toBe(0);
     } finally {
       await other.close();
       await admin((c) => c.query("DELETE FROM auth_policies WHERE description = 't'"));
       await reconcile();
     }
+  });
+
+  it('sends a request once more at most: a fresh stamp that fails the check too is refused', async () => {
+    const asked: Array<string | undefined> = [];
+    const refused: string[] = [];
+    const stubborn = createNativeRunner({
+      adapter: pgAdapterOnPool(pool),
+      role,
+      stampOf: () => '1',
+      onNotInForce: (table) => void refused.push(table),
+      restamp: (_table, stale) => {
+        asked.push(stale);
+        return Promise.resolve('2');
+      },
+    });
+    await expect(
+      stubborn.run({ user: alice, action: 'read', table: 'notes' }, 'single', (s) =>
+        s.query({ text: 'SELECT id FROM notes', values: [] }),
+      ),
+    ).rejects.toMatchObject({ status: 503, code: 'rls_not_enforced' });
+    expect(asked).toEqual(['1']);
+    expect(refused).toEqual(['notes']);
   });
 
   serverIt()(
