@@ -68,14 +68,29 @@ export interface PasswordHasher {
   verifyPassword(password: string, hash: string | null): Promise<boolean>;
 }
 
+/**
+ * The dummy hash of each cost, one per process: it hashes random bytes that nobody knows, so every
+ * hasher can share it, and a process that makes several (servers, CLI commands) pays for it once.
+ */
+const dummyHashes = new Map<number, Promise<string>>();
+
+function dummyHashOf(cost: number): Promise<string> {
+  let dummy = dummyHashes.get(cost);
+  if (dummy === undefined) {
+    dummy = bcrypt.hash(randomBytes(32).toString('base64'), cost);
+    dummy.catch(() => dummyHashes.delete(cost));
+    dummyHashes.set(cost, dummy);
+  }
+  return dummy;
+}
+
 export function createPasswordHasher(options: { readonly cost?: number } = {}): PasswordHasher {
   const cost = options.cost ?? DEFAULT_BCRYPT_COST;
   if (!Number.isInteger(cost) || cost < MIN_BCRYPT_COST || cost > 31) {
     throw new RestError('usage', 'weak_bcrypt_cost', `bcrypt cost must be an integer from ${MIN_BCRYPT_COST} to 31`);
   }
   // Computed at once (in the thread pool) so that the first unknown user does not pay for it.
-  const dummyHash = bcrypt.hash(randomBytes(32).toString('base64'), cost);
-  dummyHash.catch(() => undefined);
+  const dummyHash = dummyHashOf(cost);
 
   return {
     cost,
