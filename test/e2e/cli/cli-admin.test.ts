@@ -217,7 +217,8 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         expect(await ctx.sql.rows('SELECT id, password FROM auth_users ORDER BY id')).toEqual(before);
       });
 
-      // The built binary with stdin not a terminal (in-process, stdin is the test runner's).
+      // Once with the built binary, whose stdin is not a terminal, then in-process (runCli's
+      // terminal is not one either).
       it('without a password and no terminal: generates one and prints it once', async () => {
         const u = await loggedInUser();
         const r = await runCliProcess(['-db.url', ctx.db.url, 'auth', 'user', 'passwd', u.username]);
@@ -230,15 +231,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         await expectRevokedWithin2s(u.token);
         expect((await read(await login(u.username, m?.[1] ?? ''))).status).toBe(200);
 
-        const j = await runCliProcess([
-          '-db.url',
-          ctx.db.url,
-          'auth',
-          'user',
-          'passwd',
-          u.username,
-          '--json',
-        ]);
+        const j = await rest(['auth', 'user', 'passwd', u.username, '--json']);
         expect(j.code, j.stderr).toBe(0);
         const out = JSON.parse(j.stdout) as { password: string };
         expect(out).toEqual({
