@@ -13,6 +13,7 @@ import { serveCommand } from './commands/serve.js';
 import { GLOBAL_OPTIONS } from './config/global-options.js';
 import type { Env } from './config/load-config.js';
 import { normalizeArgv } from './config/normalize-argv.js';
+import { skipHelpCache } from './skip-help-cache.js';
 
 const EPILOGUE = [
   'Flags are Go-style (-db.url x, -db.url=x); --db.url x works too.',
@@ -80,6 +81,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     .fail((message, error) => {
       throw error ?? new RestError('usage', 'usage', `${message} (see rest --help)`);
     });
+  skipHelpCache(cli);
   // With a parse callback yargs prints nothing itself and hands over what it would have printed:
   // with .version(false) and the throwing .fail above that is only help, which goes to stdout.
   let said = '';
