@@ -11,6 +11,7 @@ import { createAdapter } from './db/create-adapter.js';
 import { createDrainingServer, type DrainingServer } from './http/draining-server.js';
 import { expressShaped } from './http/express-shaped.js';
 import type { Logger } from './logger.js';
+import type { PasswordHasher } from './auth/passwords.js';
 import type { SessionClock } from './auth/sessions.js';
 import { wireAuth, type AuthWiring } from './wire-auth.js';
 import { createSchemaCache } from './schema-cache.js';
@@ -39,6 +40,8 @@ export interface StartOptions {
   readonly shutdownGraceMs?: number;
   /** The sessions' wall clock (wire-auth.ts); default `Date.now`. */
   readonly sessionClock?: SessionClock;
+  /** The password hasher (wire-auth.ts); default createPasswordHasher's, bcrypt cost 10. */
+  readonly hasher?: PasswordHasher;
 }
 
 function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
@@ -99,6 +102,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       schema,
       logger,
       ...(options.sessionClock === undefined ? {} : { sessionClock: options.sessionClock }),
+      ...(options.hasher === undefined ? {} : { hasher: options.hasher }),
     });
     const app = createApp({
       adapter,

@@ -13,7 +13,7 @@ import {
   REFRESH_TOKENS_TABLE,
   SESSIONS_TABLE,
 } from './auth/auth-ddl.js';
-import { createPasswordHasher } from './auth/passwords.js';
+import { createPasswordHasher, type PasswordHasher } from './auth/passwords.js';
 import { createLoginRateLimiter } from './auth/rate-limiter.js';
 import { setupAuth, upgradeAuthTables } from './auth/setup.js';
 import type { SessionClock } from './auth/sessions.js';
@@ -48,6 +48,8 @@ export interface AuthWiringDeps {
    * on to see a session expire without waiting for it.
    */
   readonly sessionClock?: SessionClock;
+  /** Hashes and checks passwords (logins, registrations, setup, /auth_users): createPasswordHasher's unless given. */
+  readonly hasher?: PasswordHasher;
 }
 
 export interface AuthWiring {
@@ -110,7 +112,7 @@ async function upgradeWhereSetUp(config: Config, adapter: DbAdapter, schema: Sch
 
 export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   const { config, adapter, schema, logger } = deps;
-  const hasher = createPasswordHasher();
+  const hasher = deps.hasher ?? createPasswordHasher();
   // Policy writes are rare: validate them against a fresh look at the schema.
   const currentSchema = () => schema.refresh();
   if (!config.auth.enabled || config.auth.secret === null) {

@@ -8,6 +8,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { DialectName } from '../../compiler/types.js';
 import { createApp, systemClock, type AppDeps } from '../../runtime/app.js';
+import { bcryptHasher, type PasswordHasher } from '../../runtime/auth/passwords.js';
 import { DEFAULT_MAX_ROWS, type Config, type CorsConfig } from '../../runtime/config.js';
 import { createLogger, type Logger } from '../../runtime/logger.js';
 import { startServer, type ServerHandle, type StartOptions } from '../../runtime/server.js';
@@ -44,15 +45,31 @@ export interface TestServer {
   readonly log: CapturedLog;
 }
 
+/**
+ * rest's password hashing at bcrypt cost 4 instead of 10: the same code and the same bcrypt, some
+ * 60 times less CPU per hash (a test server hashes for setup, every registration and login). What
+ * the cost itself must be is proven on servers started with `hasher: 'production'`
+ * (auth-endpoints.test.ts) and by the spawned `rest` processes, which always hash at cost 10.
+ */
+export const TEST_HASHER: PasswordHasher = bcryptHasher(4);
+
+export interface TestServerOptions extends Pick<StartOptions, 'sessionClock'> {
+  /** Default TEST_HASHER; 'production': the server's own (createPasswordHasher, cost 10). */
+  readonly hasher?: PasswordHasher | 'production';
+}
+
 /** `options.sessionClock`: the server's sessions live in that time (runtime/wire-auth.ts). */
-export async function startTestServer(
-  config: Config,
-  options: Pick<StartOptions, 'sessionClock'> = {},
-): Promise<TestServer> {
+export async function startTestServer(config: Config, options: TestServerOptions = {}): Promise<TestServer> {
   const log = captureLog();
+  const { hasher = TEST_HASHER, ...rest } = options;
   // In-process servers close fast: a test's idle keep-alive client must not hold teardown for the
   // production grace (the draining itself is proven by test/e2e/process/shutdown-drain.test.ts).
-  const handle = await startServer(config, { logger: log.logger, shutdownGraceMs: 200, ...options });
+  const handle = await startServer(config, {
+    logger: log.logger,
+    shutdownGraceMs: 200,
+    ...rest,
+    ...(hasher === 'production' ? {} : { hasher }),
+  });
   return { url: handle.url, handle, log };
 }
 

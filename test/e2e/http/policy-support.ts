@@ -101,6 +101,8 @@ export interface SuiteOptions {
   readonly rls?: boolean;
   /** The URL the server connects with, given the test database's (e.g. through a counting proxy). */
   readonly serverDbUrl?: (dbUrl: string) => Promise<string>;
+  /** The server's own password hasher (bcrypt cost 10) instead of test/support/server.ts's TEST_HASHER. */
+  readonly hasher?: 'production';
 }
 
 /** Every database; PostgreSQL twice, with the portable path and with native RLS (SPEC §4.6). */
@@ -157,7 +159,10 @@ export async function startAuthSuite(kind: DialectName, options: SuiteOptions = 
     db: { url: serverDbUrl, rls: options.rls ?? false },
     auth: { enabled: true, secret, tokenTtlSeconds: 3600 },
   };
-  const server = await startTestServer(config);
+  const server = await startTestServer(
+    config,
+    options.hasher === undefined ? {} : { hasher: options.hasher },
+  );
   const http = client(server.url);
   const key = new TextEncoder().encode(secret);
   const mint: PolicyContext['mint'] = async (claims, o = {}) => {
