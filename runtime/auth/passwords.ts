@@ -69,10 +69,14 @@ export interface PasswordHasher {
 }
 
 /**
- * The dummy hash of each cost, one per process: it hashes random bytes that nobody knows, so every
- * hasher can share it, and a process that makes several (servers, CLI commands) pays for it once.
+ * The hash an unknown user's password is compared with, so that the failure costs one bcrypt
+ * comparison as a wrong password does: its result is thrown away, so nobody needs to be unable to
+ * guess what it hashes. At the production cost it is this constant (a hash of 32 random bytes that
+ * were not kept), so no process spends a bcrypt hash on it at start; at another cost it is hashed
+ * once per process and shared by every hasher.
  */
-const dummyHashes = new Map<number, Promise<string>>();
+const DUMMY_HASH_COST_10 = '$2b$10$Q7PDQyNf8NHgiCWmGvcVEuddSozJg1bJ4BwYbI8pig.Ri.CKcE/ai';
+const dummyHashes = new Map<number, Promise<string>>([[10, Promise.resolve(DUMMY_HASH_COST_10)]]);
 
 function dummyHashOf(cost: number): Promise<string> {
   let dummy = dummyHashes.get(cost);
