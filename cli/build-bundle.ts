@@ -4,10 +4,14 @@
 // handler (cli/commands/*) stays its own chunk under dist/cli/chunks/, loaded when its command
 // runs. The library (dist/index.js) and the rest of dist/ stay tsc's output.
 //
-// Bundled: the pure-JavaScript packages every command loads. Every other dependency stays a
-// package loaded from node_modules: native addons (better-sqlite3, bcrypt), and packages that find
-// files or start workers of their own (pino's transports, postgres-migrations) or are only loaded
-// by a handler. dist/cli/ is as deep as dist/runtime/auth/, so runtime/auth/pg-migrations.ts finds
+// Bundled: the pure-JavaScript packages, the server's included (express, pino, jose, and the pg and
+// mysql2 drivers, each in the chunk of its adapter, loaded only for its database): resolving and
+// compiling express's hundred-odd files one by one cost a server start some 100–150 ms of its
+// 650–800 ms of CPU (BENCHMARKS.md, stop 23). What stays a package loaded from node_modules:
+// native addons (better-sqlite3, bcrypt), postgres-migrations (it finds files of its own, and is
+// given rest's pg client), and pg's optional pg-native, which rest never asks for. pino's
+// transports, which start workers from files, are not used (runtime/logger.ts writes to a
+// destination). dist/cli/ is as deep as dist/runtime/auth/, so runtime/auth/pg-migrations.ts finds
 // sql/ from a chunk as it does from tsc's output.
 
 import { readFileSync, rmSync } from 'node:fs';
@@ -15,7 +19,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-const BUNDLED: readonly string[] = ['chevrotain', 'yargs', 'yaml'];
+const BUNDLED: readonly string[] = ['chevrotain', 'yargs', 'yaml', 'express', 'pino', 'jose', 'pg', 'mysql2'];
+/** Optional packages that bundled ones require only when asked to (never by rest). */
+const NEVER_LOADED: readonly string[] = ['pg-native'];
 
 /** The dependencies esbuild leaves as imports: all but the bundled ones. */
 export function externalPackages(dependencies: Readonly<Record<string, string>>): string[] {
@@ -41,7 +47,7 @@ async function bundle(root: string): Promise<void> {
     chunkNames: 'chunks/[name]-[hash]',
     allowOverwrite: true,
     sourcemap: true,
-    external: externalPackages(pkg.dependencies),
+    external: [...externalPackages(pkg.dependencies), ...NEVER_LOADED],
     // yaml is CommonJS and requires node's modules: its bundled require() is node's own.
     banner: {
       js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
