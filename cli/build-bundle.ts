@@ -17,7 +17,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const BUNDLED: readonly string[] = ['chevrotain', 'yargs', 'yaml', 'express', 'pino', 'jose', 'pg', 'mysql2'];
 /** Optional packages that bundled ones require only when asked to (never by rest). */
@@ -27,6 +27,35 @@ const NEVER_LOADED: readonly string[] = ['pg-native'];
 export function externalPackages(dependencies: Readonly<Record<string, string>>): string[] {
   return Object.keys(dependencies).filter((name) => !BUNDLED.includes(name));
 }
+
+// pg asks, when it is loaded, whether it runs in a Cloudflare Worker: on a Node.js without a global
+// `navigator` (20) it reads the global `Response`, which makes Node load its fetch implementation
+// (undici, http2) for nothing: some 70 ms of CPU of every start that loads pg. rest runs on
+// Node.js only, so the bundled pg is told so; the build fails if pg's check is no longer there as
+// written (then look again at what pg does).
+const PG_STREAM = /[\\/]node_modules[\\/]pg[\\/]lib[\\/]stream\.js$/;
+const PG_CLOUDFLARE_CHECK = 'function isCloudflareRuntime() {';
+
+/** pg/lib/stream.js with its Cloudflare check answering false at once. */
+export function nodeOnlyPgStream(source: string): string {
+  if (!source.includes(PG_CLOUDFLARE_CHECK)) {
+    throw new Error(`pg/lib/stream.js no longer has '${PG_CLOUDFLARE_CHECK}': see cli/build-bundle.ts`);
+  }
+  return source.replace(
+    PG_CLOUDFLARE_CHECK,
+    `${PG_CLOUDFLARE_CHECK}\n  return false; // rest runs on Node.js (cli/build-bundle.ts)`,
+  );
+}
+
+const pgOnNode: Plugin = {
+  name: 'pg-on-node',
+  setup(b) {
+    b.onLoad({ filter: PG_STREAM }, (args) => ({
+      contents: nodeOnlyPgStream(readFileSync(args.path, 'utf8')),
+      loader: 'js',
+    }));
+  },
+};
 
 async function bundle(root: string): Promise<void> {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -52,6 +81,7 @@ async function bundle(root: string): Promise<void> {
     banner: {
       js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
     },
+    plugins: [pgOnNode],
     logLevel: 'warning',
   });
 }

@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { externalPackages } from '../../../cli/build-bundle.js';
+import { externalPackages, nodeOnlyPgStream } from '../../../cli/build-bundle.js';
 
 const dependencies = (
   JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
@@ -31,5 +31,20 @@ describe('externalPackages', () => {
     expect(externalPackages({ 'some-new-driver': '1.0.0', chevrotain: '11.2.0' })).toEqual([
       'some-new-driver',
     ]);
+  });
+});
+
+describe('nodeOnlyPgStream', () => {
+  const source = readFileSync(new URL('../../../node_modules/pg/lib/stream.js', import.meta.url), 'utf8');
+
+  it("answers pg's Cloudflare check with false before it reads any global", () => {
+    const patched = nodeOnlyPgStream(source);
+    const body = patched.slice(patched.indexOf('function isCloudflareRuntime() {'));
+    expect(body.split('\n')[1]?.trim()).toMatch(/^return false;/);
+    expect(patched.replace(/\n {2}return false;.*\n/, '\n')).toBe(source);
+  });
+
+  it('fails the build when pg no longer has the check as written', () => {
+    expect(() => nodeOnlyPgStream('module.exports = {}')).toThrow(/isCloudflareRuntime/);
   });
 });
