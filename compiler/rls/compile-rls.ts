@@ -117,12 +117,16 @@ export function compileRls(input: RlsInput): string[] {
   }
   const readBySubqueries = input.schema !== undefined && set.subqueryTables.has(input.table) && byPredicate.size > 1;
   const thisTable = postgresLiteral(input.table);
+  // The whole test on the settings is one `(select …)`: PostgreSQL computes it once per statement
+  // (an InitPlan) and tests a boolean per row. Written as `(select action) IN (…)`, only the
+  // setting was computed once and the IN list was compared on every row the scan read, which
+  // measured some 25 µs of a 250 µs owner read of 200 rows. NULL (a setting unset) stays NULL.
   const selector = (actions: readonly Action[]): string => {
     const byAction = `${actionSettingSql} IN (${actions.map((a) => `'${a}'`).join(', ')})`;
-    if (!readBySubqueries) return byAction;
+    if (!readBySubqueries) return `(select ${byAction})`;
     return actions.includes('read')
-      ? `(${byAction} OR ${tableSettingSql} <> ${thisTable})`
-      : `${byAction} AND ${tableSettingSql} = ${thisTable}`;
+      ? `(select ${byAction} OR ${tableSettingSql} <> ${thisTable})`
+      : `(select ${byAction} AND ${tableSettingSql} = ${thisTable})`;
   };
   const arms = [...byPredicate]
     .filter(([p]) => p !== 'false')
