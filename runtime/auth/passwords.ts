@@ -75,8 +75,11 @@ export interface PasswordHasher {
  * were not kept), so no process spends a bcrypt hash on it at start; at another cost it is hashed
  * once per process and shared by every hasher.
  */
-const DUMMY_HASH_COST_10 = '$2b$10$Q7PDQyNf8NHgiCWmGvcVEuddSozJg1bJ4BwYbI8pig.Ri.CKcE/ai';
-const dummyHashes = new Map<number, Promise<string>>([[10, Promise.resolve(DUMMY_HASH_COST_10)]]);
+const DUMMY_HASH = '$2b$10$Q7PDQyNf8NHgiCWmGvcVEuddSozJg1bJ4BwYbI8pig.Ri.CKcE/ai';
+const dummyHashes = new Map<number, Promise<string>>();
+// Keyed by the cost written in the hash itself: should the default cost change, hashers at the new
+// cost hash a dummy of their own rather than compare at the old one.
+dummyHashes.set(Number(bcryptCost(DUMMY_HASH)), Promise.resolve(DUMMY_HASH));
 
 function dummyHashOf(cost: number): Promise<string> {
   let dummy = dummyHashes.get(cost);
