@@ -49,7 +49,7 @@ export interface TestServer {
  * rest's password hashing at bcrypt cost 4 instead of 10: the same code and the same bcrypt, some
  * 60 times less CPU per hash (a test server hashes for setup, every registration and login). What
  * the cost itself must be is proven on servers started with `hasher: 'production'`
- * (auth-endpoints.test.ts) and by the spawned `rest` processes, which always hash at cost 10.
+ * (auth-endpoints.test.ts) and by the contract tests of setup and users (test/contract/).
  */
 export const TEST_HASHER: PasswordHasher = bcryptHasher(4);
 
