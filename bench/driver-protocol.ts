@@ -7,18 +7,31 @@ export interface LoadRequest {
   readonly body?: string;
 }
 
+/**
+ * How a load window ends: after a time (autocannon's `duration`) or after a number of requests
+ * (autocannon's `amount`, spread over the connections; at least one per connection).
+ */
+export type LoadWindow =
+  | { readonly kind: 'seconds'; readonly seconds: number }
+  | { readonly kind: 'requests'; readonly requests: number };
+
 /** One autocannon run against one server; several in one command run at the same time. */
 export interface LoadSpec {
   readonly label: string;
   readonly baseUrl: string;
   readonly connections: number;
-  readonly durationSeconds: number;
+  /** `beside`: runs until every other load of the same command has finished. */
+  readonly window: LoadWindow | { readonly kind: 'beside' };
   /** Sent in turn, one sequence shared by all connections, wrapping around. */
   readonly requests: readonly LoadRequest[];
 }
 
 export interface LoadResult {
   readonly label: string;
+  /**
+   * Seconds the window lasted: autocannon's own figure for a timed window; for a window that ends
+   * with its requests (or beside others), from the start to the last response, measured here.
+   */
   readonly durationSeconds: number;
   /** Completed responses, every status. */
   readonly responses: number;

@@ -2,6 +2,7 @@
 // and overrides of each knob.
 
 import { parseArgs } from 'node:util';
+import type { LoadWindow } from './driver-protocol.js';
 import {
   FULL_DATA,
   FULL_TEAM,
@@ -25,9 +26,16 @@ export interface BenchOptions {
   readonly connections: number;
   readonly rounds: number;
   readonly writeRounds: number;
-  readonly roundSeconds: number;
-  readonly warmupSeconds: number;
-  readonly loginSeconds: number;
+  /** Each read and write round: `--duration` seconds, or `--requests` (the smoke default). */
+  readonly roundWindow: LoadWindow;
+  /** Each lane's warm-up: `--warmup` seconds, or `--warmup-requests`; by default like the rounds. */
+  readonly warmupWindow: LoadWindow;
+  /**
+   * The login window: `--login-duration` seconds (the public read alone before it too), or
+   * `--login-requests` logins (the smoke default; the public read alone then ends after
+   * READ_ALONE_REQUESTS requests, and the read beside the logins when they are done).
+   */
+  readonly loginWindow: LoadWindow;
   readonly loginUsers: number;
   readonly loginConnections: number;
   readonly publicReadConnections: number;
@@ -55,18 +63,43 @@ export const FULL_PROFILE = {
   loginSeconds: 10,
 } as const;
 
-/** True when a run used at least the full protocol's rows, rounds and seconds. */
+/** The smoke profile's windows: each ends after a number of requests, a fraction of a second. */
+export const SMOKE_REQUESTS = { round: 200, login: 8 } as const;
+
+/** The public read alone, before a login window that ends after a number of logins. */
+export const READ_ALONE_REQUESTS = 200;
+
+/**
+ * True when a run used at least the full protocol's rows, rounds and seconds; a window that ended
+ * after a number of requests (its seconds null) is not the protocol's.
+ */
 export function isFullProtocol(
-  config: { readonly rows: number } & Readonly<Record<keyof typeof FULL_PROFILE, number>>,
+  config: { readonly rows: number; readonly rounds: number; readonly writeRounds: number } & Readonly<
+    Record<'roundSeconds' | 'warmupSeconds' | 'loginSeconds', number | null>
+  >,
 ): boolean {
   return (
     config.rows >= FULL_DATA.rows &&
-    (Object.keys(FULL_PROFILE) as (keyof typeof FULL_PROFILE)[]).every((k) => config[k] >= FULL_PROFILE[k])
+    (Object.keys(FULL_PROFILE) as (keyof typeof FULL_PROFILE)[]).every((k) => {
+      const value = config[k];
+      return value !== null && value >= FULL_PROFILE[k];
+    })
   );
 }
 
+/** `10 s`, `200 requests`, `8 logins`: what one window was, for the report and the log. */
+export function windowText(window: LoadWindow, unit: 'request' | 'login' = 'request'): string {
+  if (window.kind === 'seconds') return `${window.seconds} s`;
+  return `${window.requests.toLocaleString('en-US')} ${unit}${window.requests === 1 ? '' : 's'}`;
+}
+
 const USAGE = `usage: npm run bench -- [--smoke] [--pg-url <url>] [--rounds <n>] [--write-rounds <n>]
-       [--duration <s>] [--warmup <s>] [--login-duration <s>] [--connections <n>] [--out <dir>] [--rest-cli <path>]
+       [--duration <s> | --requests <n>]   (each read and write round ends after s seconds (full default 10)
+                                            or after n requests (smoke default ${SMOKE_REQUESTS.round}))
+       [--warmup <s> | --warmup-requests <n>]   (each warm-up; default 5 s, 0.5 s with --smoke, or a quarter of --requests)
+       [--login-duration <s> | --login-requests <n>]   (the login window: s seconds (full default 10)
+                                            or n logins (smoke default ${SMOKE_REQUESTS.login}))
+       [--connections <n>] [--out <dir>] [--rest-cli <path>]
        [--team on|off]   (the team membership read workload; default on, off with --smoke)
        [--sessions on|off]   (the read with session tokens; default on, off with --smoke)`;
 
@@ -78,6 +111,28 @@ function positive(name: string, value: string | undefined, fallback: number): nu
   return n;
 }
 
+/** A window given in seconds or in requests (not both), else `fallback`. */
+function windowOf(
+  seconds: { readonly name: string; readonly value: string | undefined },
+  requests: { readonly name: string; readonly value: string | undefined; readonly atLeast: number },
+  fallback: LoadWindow,
+): LoadWindow {
+  if (seconds.value !== undefined && requests.value !== undefined)
+    throw new Error(
+      `--${seconds.name} and --${requests.name} are two ends of one window: give one\n${USAGE}`,
+    );
+  if (seconds.value !== undefined)
+    return { kind: 'seconds', seconds: positive(seconds.name, seconds.value, 0) };
+  if (requests.value === undefined) return fallback;
+  const n = positive(requests.name, requests.value, 0);
+  // autocannon spreads the requests over the connections and refuses a connection without one.
+  if (!Number.isInteger(n) || n < requests.atLeast)
+    throw new Error(
+      `--${requests.name} must be a whole number of at least ${requests.atLeast} (one per connection), got ${JSON.stringify(requests.value)}\n${USAGE}`,
+    );
+  return { kind: 'requests', requests: n };
+}
+
 export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
   const { values } = parseArgs({
     args: [...argv],
@@ -87,8 +142,11 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       rounds: { type: 'string' },
       'write-rounds': { type: 'string' },
       duration: { type: 'string' },
+      requests: { type: 'string' },
       warmup: { type: 'string' },
+      'warmup-requests': { type: 'string' },
       'login-duration': { type: 'string' },
+      'login-requests': { type: 'string' },
       connections: { type: 'string' },
       out: { type: 'string' },
       'rest-cli': { type: 'string' },
@@ -106,29 +164,52 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const sessions = values.sessions ?? (smoke ? 'off' : 'on');
   if (sessions !== 'on' && sessions !== 'off')
     throw new Error(`--sessions must be on or off, got ${JSON.stringify(sessions)}\n${USAGE}`);
+  const connections = Math.round(positive('connections', values.connections, 32));
+  const loginConnections = 8;
+  const roundWindow = windowOf(
+    { name: 'duration', value: values.duration },
+    { name: 'requests', value: values.requests, atLeast: connections },
+    smoke
+      ? { kind: 'requests', requests: Math.max(SMOKE_REQUESTS.round, connections) }
+      : { kind: 'seconds', seconds: FULL_PROFILE.roundSeconds },
+  );
+  const warmupWindow = windowOf(
+    { name: 'warmup', value: values.warmup },
+    { name: 'warmup-requests', value: values['warmup-requests'], atLeast: connections },
+    roundWindow.kind === 'requests'
+      ? { kind: 'requests', requests: Math.max(connections, Math.ceil(roundWindow.requests / 4)) }
+      : { kind: 'seconds', seconds: smoke ? 0.5 : FULL_PROFILE.warmupSeconds },
+  );
+  const loginWindow = windowOf(
+    { name: 'login-duration', value: values['login-duration'] },
+    { name: 'login-requests', value: values['login-requests'], atLeast: loginConnections },
+    smoke
+      ? { kind: 'requests', requests: SMOKE_REQUESTS.login }
+      : { kind: 'seconds', seconds: FULL_PROFILE.loginSeconds },
+  );
   return {
     mode: smoke ? 'smoke' : 'full',
     pgAdminUrl: values['pg-url'] ?? env['REST_TEST_PG_URL'] ?? DEFAULT_PG_URL,
     data: smoke ? SMOKE_DATA : FULL_DATA,
     team: team === 'off' ? undefined : smoke ? SMOKE_TEAM : FULL_TEAM,
     sessions: sessions === 'on',
-    connections: Math.round(positive('connections', values.connections, 32)),
+    connections,
     rounds: Math.round(positive('rounds', values.rounds, smoke ? 1 : FULL_PROFILE.rounds)),
     writeRounds: Math.round(
       positive('write-rounds', values['write-rounds'], smoke ? 1 : FULL_PROFILE.writeRounds),
     ),
-    roundSeconds: positive('duration', values.duration, smoke ? 1 : FULL_PROFILE.roundSeconds),
-    warmupSeconds: positive('warmup', values.warmup, smoke ? 0.5 : FULL_PROFILE.warmupSeconds),
-    loginSeconds: positive('login-duration', values['login-duration'], smoke ? 2 : FULL_PROFILE.loginSeconds),
+    roundWindow,
+    warmupWindow,
+    loginWindow,
     loginUsers: smoke ? 4 : 32,
-    loginConnections: 8,
+    loginConnections,
     publicReadConnections: 4,
     roundTripRequests: smoke ? 40 : 400,
     readyTimeoutMs: 30_000,
     outDir: values.out,
     restCli: values['rest-cli'],
     runCompilerBench: !smoke,
-    startupRounds: smoke ? 3 : 15,
+    startupRounds: smoke ? 1 : 15,
     argv,
   };
 }

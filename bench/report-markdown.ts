@@ -1,7 +1,7 @@
 // BENCHMARKS.md, rendered from a run's results: targets, tables, rounds, method, machine, command.
 
 import { FULL_DATA } from './generate-data.js';
-import { FULL_PROFILE, isFullProtocol } from './options.js';
+import { FULL_PROFILE, isFullProtocol, READ_ALONE_REQUESTS, SMOKE_REQUESTS } from './options.js';
 import type {
   BenchReport,
   Measured,
@@ -27,6 +27,13 @@ const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
 /** More than this share of the CPU used by other work marks the run as done on a busy machine. */
 const BUSY_SHARE = 0.1;
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const plural = (n: number, word: string): string => `${num(n)} ${word}${n === 1 ? '' : 's'}`;
+
+/** One window of the run's protocol: `10 s`, or `200 requests` when it ended after a count. */
+function windowPhrase(seconds: number | null, requests: number | null | undefined, unit = 'request'): string {
+  if (requests !== null && requests !== undefined) return plural(requests, unit);
+  return seconds === null ? '–' : `${seconds} s`;
+}
 
 function trips(t: Measured<RoundTrips> | null): string {
   if (t === null) return 'n/a (in-process)';
@@ -230,6 +237,35 @@ export function actionTripsSection(rows: readonly ActionTrips[] | undefined): st
   ].join('\n');
 }
 
+/**
+ * How long the run's windows were, as the report states them: `5 rounds of 10 s after a 5 s warm-up
+ * per contender`, or `1 round of 200 requests after a warm-up of 50 requests per contender` when
+ * they ended after a number of requests; `login` is a sentence for a login window that did.
+ */
+export function windowsText(c: BenchReport['config']): {
+  readonly reads: string;
+  readonly writes: string;
+  readonly login: string;
+  /** True when some window ended after a number of requests instead of a time. */
+  readonly counted: boolean;
+} {
+  const round = windowPhrase(c.roundSeconds, c.roundRequests);
+  const warmup =
+    c.warmupSeconds !== null
+      ? `a ${c.warmupSeconds} s warm-up`
+      : `a warm-up of ${windowPhrase(null, c.warmupRequests)}`;
+  const logins = c.loginRequests ?? null;
+  return {
+    reads: `${plural(c.rounds, 'round')} of ${round} after ${warmup} per contender`,
+    writes: `${plural(c.writeRounds, 'round')} of ${round}`,
+    login:
+      logins === null
+        ? ''
+        : ` Each window ended after a count, not a time: the logins after ${plural(logins, 'login')} (the read beside them when they were done), the read alone after ${plural(READ_ALONE_REQUESTS, 'request')}.`,
+    counted: [c.roundRequests, c.warmupRequests, logins].some((n) => n !== null && n !== undefined),
+  };
+}
+
 export function renderMarkdown(report: BenchReport, chartPath: string): string {
   const m = report.machine;
   const c = report.config;
@@ -241,6 +277,7 @@ export function renderMarkdown(report: BenchReport, chartPath: string): string {
     return bytes === null ? '–' : num(bytes / 2 ** 20);
   };
   const login = report.login;
+  const protocol = windowsText(c);
   const loginSection = login.outcome.ok
     ? [
         '| measure | value |',
@@ -263,7 +300,7 @@ CPU in use by other work (2 s samples while the bench ran nothing): ${pct(m.busy
   }${
     full
       ? ''
-      : `\n\n> **Shortened run**: fewer rounds, seconds or rows than the full protocol (${FULL_PROFILE.rounds} read rounds and ${FULL_PROFILE.writeRounds} write rounds of ${FULL_PROFILE.roundSeconds} s, ${FULL_DATA.rows.toLocaleString('en-US')} rows): indicative only.`
+      : `\n\n> **Shortened run**: fewer rounds, seconds or rows than the full protocol${protocol.counted ? ', or windows that ended after a number of requests instead of a time' : ''} (${FULL_PROFILE.rounds} read rounds and ${FULL_PROFILE.writeRounds} write rounds of ${FULL_PROFILE.roundSeconds} s, ${FULL_DATA.rows.toLocaleString('en-US')} rows): indicative only.`
   }
 
 ![Read req/s and p99 per contender](${chartPath})
@@ -295,7 +332,7 @@ ${actionTripsSection(report.tripsByAction)}
 ## Login (bcrypt-bound), ${login.contender}
 
 ${login.loginConnections} connections log in as ${login.users} users in turn while ${login.readConnections} connections read the public \`GET /\`;
-the same read alone is measured just before. Target: the read's p99 stays ≤ ${LOGIN_READ_P99_LIMIT_MS} ms.
+the same read alone is measured just before.${protocol.login} Target: the read's p99 stays ≤ ${LOGIN_READ_P99_LIMIT_MS} ms.
 
 ${loginSection}
 
@@ -305,11 +342,11 @@ ${report.contenders.map((x) => `- **${x.label}** — ${x.description}${x.failure
 
 ## Rounds
 
-Reads, interleaved A B C D A B C D … (${c.rounds} rounds of ${c.roundSeconds} s after a ${c.warmupSeconds} s warm-up per contender):
+Reads, interleaved A B C D A B C D … (${protocol.reads}):
 
 ${roundsTable(report.read)}
 
-Writes (${c.writeRounds} rounds of ${c.roundSeconds} s):
+Writes (${protocol.writes}):
 
 ${roundsTable(report.write)}
 
@@ -346,8 +383,10 @@ ${report.command}
 \`\`\`
 
 \`npm run bench -- --smoke\` is the few-second variant the test suite runs (\`test/e2e/bench-smoke.test.ts\`); it writes
-to a temporary directory and leaves the team membership read and the session read out. Options: \`--pg-url\`, \`--rounds\`,
-\`--write-rounds\`, \`--duration\`, \`--warmup\`, \`--connections\`, \`--login-duration\`, \`--out <dir>\`, \`--team on|off\`,
+to a temporary directory, leaves the team membership read and the session read out, and ends each window after a number
+of requests instead of seconds (a round after ${SMOKE_REQUESTS.round} requests, its warm-up after a quarter of that, the login window after
+${SMOKE_REQUESTS.login} logins). Options: \`--pg-url\`, \`--rounds\`, \`--write-rounds\`, \`--duration <s>\` or \`--requests <n>\`, \`--warmup <s>\` or
+\`--warmup-requests <n>\`, \`--connections\`, \`--login-duration <s>\` or \`--login-requests <n>\`, \`--out <dir>\`, \`--team on|off\`,
 \`--sessions on|off\`.
 
 ${startupSection(report.startup)}

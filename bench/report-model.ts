@@ -158,9 +158,15 @@ export interface BenchReport {
     readonly connections: number;
     readonly rounds: number;
     readonly writeRounds: number;
-    readonly roundSeconds: number;
-    readonly warmupSeconds: number;
-    readonly loginSeconds: number;
+    /** Seconds per window; null when the window ended after the `…Requests` count instead. */
+    readonly roundSeconds: number | null;
+    readonly warmupSeconds: number | null;
+    readonly loginSeconds: number | null;
+    /** Requests per window (`--requests`, the smoke default); null when timed. Absent in older reports. */
+    readonly roundRequests?: number | null;
+    readonly warmupRequests?: number | null;
+    /** Logins per login window (`--login-requests`); null when timed. Absent in older reports. */
+    readonly loginRequests?: number | null;
   };
   readonly database: { readonly name: string; readonly dropped: boolean };
   readonly contenders: readonly ContenderReport[];

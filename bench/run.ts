@@ -15,9 +15,15 @@ import pg from 'pg';
 import { renderChart } from './chart.js';
 import { contenderSpecs, type ContenderSpec } from './contenders.js';
 import { startDriver, type Driver } from './driver-client.js';
-import type { LoadRequest, LoadResult } from './driver-protocol.js';
+import type { LoadRequest, LoadResult, LoadWindow } from './driver-protocol.js';
 import { generateBenchData, seededRandom, type BenchData } from './generate-data.js';
-import { isFullProtocol, parseBenchOptions, type BenchOptions } from './options.js';
+import {
+  isFullProtocol,
+  parseBenchOptions,
+  READ_ALONE_REQUESTS,
+  windowText,
+  type BenchOptions,
+} from './options.js';
 import { backendCpuDelta, openPgBackendMeter, type PgBackendMeter } from './pg-backends.js';
 import { createPasswordHasher } from '../runtime/auth/passwords.js';
 import { roundOrder } from './lane-order.js';
@@ -113,6 +119,8 @@ interface ContenderState {
   peakRss: number | null;
 }
 
+const secondsOf = (w: LoadWindow): number | null => (w.kind === 'seconds' ? w.seconds : null);
+const requestsOf = (w: LoadWindow): number | null => (w.kind === 'requests' ? w.requests : null);
 const errorText = (e: unknown): string => oneLine(e instanceof Error ? e.message : String(e), 400);
 const log = (line: string): void => console.log(line);
 const fmt = (v: number, digits = 0): string =>
@@ -230,7 +238,7 @@ interface Timed {
 
 function badAnswers(result: LoadResult): string | undefined {
   if (result.responses === 0) {
-    return `no response completed within the ${result.durationSeconds} s window (${result.errors} connection errors)`;
+    return `no response completed within the ${fmt(result.durationSeconds, 2)} s window (${result.errors} connection errors)`;
   }
   if (result.non2xx === 0 && result.errors === 0) return undefined;
   const statuses = Object.entries(result.statusCounts)
@@ -245,7 +253,7 @@ async function timed(
   c: ContenderState & { server: ServerProcess },
   meter: PgBackendMeter | undefined,
   requests: readonly LoadRequest[],
-  seconds: number,
+  window: LoadWindow,
   connections: number,
 ): Promise<Timed> {
   const pid = c.server.pid;
@@ -253,7 +261,7 @@ async function timed(
   const db0 = usesPg ? await meter.sample() : undefined;
   const cpu0 = cpuMicros(pid);
   const [result] = await driver.run([
-    { label: c.spec.id, baseUrl: c.server.baseUrl, connections, durationSeconds: seconds, requests },
+    { label: c.spec.id, baseUrl: c.server.baseUrl, connections, window, requests },
   ]);
   const cpu1 = cpuMicros(pid);
   const db1 = usesPg ? await meter.sample() : undefined;
@@ -349,7 +357,7 @@ async function runPhase(
 
   for (const l of active()) {
     try {
-      const warm = await timed(driver, l.c, meter, l.requests, options.warmupSeconds, options.connections);
+      const warm = await timed(driver, l.c, meter, l.requests, options.warmupWindow, options.connections);
       const bad = badAnswers(warm.result);
       if (bad !== undefined) fail(l, `warm-up: ${bad}`);
       else log(`[${l.tag}] warm-up  ${l.c.spec.label.padEnd(24)}  ${fmt(warm.result.rps).padStart(8)} req/s`);
@@ -361,7 +369,7 @@ async function runPhase(
     const thisRound = new Map<Lane, RoundSample>();
     for (const l of roundOrder(active(), round)) {
       try {
-        const t = await timed(driver, l.c, meter, l.requests, options.roundSeconds, options.connections);
+        const t = await timed(driver, l.c, meter, l.requests, options.roundWindow, options.connections);
         const s = sample(round, t);
         l.samples.push(s);
         thisRound.set(l, s);
@@ -402,24 +410,32 @@ async function runLogin(
   const probe = await probeLogin(c.server.baseUrl, first);
   if (!probe.ok) return failed(probe.reason);
 
+  // Timed: three windows of the same seconds. Counted: the read alone ends after its requests, the
+  // logins after theirs, and the read beside them when they are done.
+  const window = options.loginWindow;
   const publicRead = {
     label: 'public read',
     baseUrl: c.server.baseUrl,
     connections: options.publicReadConnections,
-    durationSeconds: options.loginSeconds,
     requests: PUBLIC_READ,
   };
   try {
-    const [alone] = await driver.run([publicRead]);
+    const [alone] = await driver.run([
+      {
+        ...publicRead,
+        window: window.kind === 'seconds' ? window : { kind: 'requests', requests: READ_ALONE_REQUESTS },
+      },
+    ]);
     const cpu0 = cpuMicros(c.server.pid);
     const [logins, during] = await driver.run([
       {
         ...publicRead,
         label: 'logins',
         connections: options.loginConnections,
+        window,
         requests: loginRequests(users),
       },
-      publicRead,
+      { ...publicRead, window: window.kind === 'seconds' ? window : { kind: 'beside' } },
     ]);
     const cpu1 = cpuMicros(c.server.pid);
     if (alone === undefined || logins === undefined || during === undefined)
@@ -772,7 +788,7 @@ async function main(): Promise<number> {
 
   log(
     `rest bench (${options.mode}): ${options.data.rows.toLocaleString('en-US')} rows over ${options.data.users} users, ` +
-      `${options.rounds} read rounds and ${options.writeRounds} write rounds of ${options.roundSeconds} s, ${options.connections} connections`,
+      `${options.rounds} read rounds and ${options.writeRounds} write rounds of ${windowText(options.roundWindow)}, ${options.connections} connections`,
   );
   let data: BenchData | undefined;
   let dropped = false;
@@ -1053,6 +1069,8 @@ async function main(): Promise<number> {
     for (const c of states) {
       if (c.server !== undefined && c.server.isRunning()) c.peakRss = peakRssBytes(c.server.pid) ?? null;
     }
+    // All at once, not one after another as the cleanup steps run (their stop steps are no-ops then).
+    await Promise.all(states.map((c) => c.server?.stop()));
     await cleanup.runAll();
     const busyShareAtEnd = await machineBusyShare();
     // With every server stopped: a start-up ratio is measured on a machine doing nothing else of ours.
@@ -1117,9 +1135,12 @@ async function main(): Promise<number> {
         connections: options.connections,
         rounds: options.rounds,
         writeRounds: options.writeRounds,
-        roundSeconds: options.roundSeconds,
-        warmupSeconds: options.warmupSeconds,
-        loginSeconds: options.loginSeconds,
+        roundSeconds: secondsOf(options.roundWindow),
+        warmupSeconds: secondsOf(options.warmupWindow),
+        loginSeconds: secondsOf(options.loginWindow),
+        roundRequests: requestsOf(options.roundWindow),
+        warmupRequests: requestsOf(options.warmupWindow),
+        loginRequests: requestsOf(options.loginWindow),
       },
       database: { name: generated.pgDatabase, dropped },
       contenders,
@@ -1142,7 +1163,7 @@ async function main(): Promise<number> {
       paths.chart,
       renderChart(
         read,
-        `${report.mode === 'smoke' ? 'smoke' : isFullProtocol(report.config) ? 'full' : 'shortened'} run of ${startedAt.slice(0, 10)}, ${options.rounds} rounds × ${options.roundSeconds} s, ${options.connections} connections; whiskers: min–max over rounds`,
+        `${report.mode === 'smoke' ? 'smoke' : isFullProtocol(report.config) ? 'full' : 'shortened'} run of ${startedAt.slice(0, 10)}, ${options.rounds} ${options.rounds === 1 ? 'round' : 'rounds'} × ${windowText(options.roundWindow)}, ${options.connections} connections; whiskers: min–max over rounds`,
       ),
     );
     writeFileSync(paths.markdown, renderMarkdown(report, relative(dirname(paths.markdown), paths.chart)));

@@ -29,11 +29,11 @@ interface Finished {
 let running: ChildProcess | undefined;
 
 /**
- * The smoke profile, shorter still: one round of the shortest window the load driver keeps (1 s;
- * autocannon counts whole seconds), a 1 s login window, and 8 connections, which a 2-core CI
- * machine serves as fast as 32 without queueing behind the other test files.
+ * The smoke profile, whose windows end after a number of requests (a round after 200, a warm-up
+ * after 50, the login window after 8 logins: a fraction of a second each), with 8 connections,
+ * which a 2-core CI machine serves as fast as 32 without queueing behind the other test files.
  */
-const SMOKE_ARGS = ['--smoke', '--login-duration', '1', '--connections', '8'];
+const SMOKE_ARGS = ['--smoke', '--connections', '8'];
 
 function runSmoke(outDir: string): Promise<Finished> {
   return new Promise((done, fail) => {
@@ -111,6 +111,17 @@ serverDescribe()('bench smoke mode (postgres)', () => {
     );
     const busy = Math.max(machine.busyShareAtStart, machine.busyShareAtEnd) > 0.1;
     expect(markdown.includes('**The machine was busy during this run**')).toBe(busy);
+  });
+
+  it('ended each round after its requests: every round of a contender with numbers answered exactly that many', () => {
+    const config = report?.config;
+    expect([config?.roundRequests, config?.warmupRequests, config?.loginRequests]).toEqual([200, 50, 8]);
+    expect([config?.roundSeconds, config?.warmupSeconds, config?.loginSeconds]).toEqual([null, null, null]);
+    const rows = [...(report?.read ?? []), ...(report?.write ?? [])].filter((r) => r.outcome.ok);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) for (const r of row.rounds) expect(r.responses, row.label).toBe(200);
+    const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
+    expect(markdown).toContain('(1 round of 200 requests after a warm-up of 50 requests per contender)');
   });
 
   it('prints a progress line per round and contender timed', () => {
