@@ -1,16 +1,34 @@
 // Round trips to PostgreSQL per request, outside the timed runs: a second instance of the
 // contender connects through the counting proxy, warms its pool, then serves N requests.
 
+import { Agent, request as httpRequest } from 'node:http';
 import type { LoadRequest } from './driver-protocol.js';
 import { startPgCountingProxy, type PgTrafficCounts } from './pg-proxy.js';
 import type { Measured, RoundTrips } from './report-model.js';
 import { freePort, oneLine, startServer, type ServerCommand } from './server-process.js';
-import { send } from './workloads.js';
 
 const CONCURRENCY = 4;
 
+/** One request on `agent`'s connections (kept open between requests); resolves with the status. */
+function statusOf(agent: Agent, baseUrl: string, request: LoadRequest): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${baseUrl}${request.path}`,
+      { method: request.method, headers: request.headers, agent, timeout: 15_000 },
+      (res) => {
+        res.once('error', reject).once('end', () => resolve(res.statusCode ?? 0));
+        res.resume();
+      },
+    );
+    req.once('timeout', () => req.destroy(new Error('no answer within 15 s')));
+    req.once('error', reject);
+    req.end(request.body);
+  });
+}
+
 /** Sends `count` requests from `requests` (in turn) with a few in flight; any non-2xx is an error. */
 async function sendAll(
+  agent: Agent,
   baseUrl: string,
   requests: readonly LoadRequest[],
   offset: number,
@@ -22,9 +40,9 @@ async function sendAll(
       const i = next++;
       const request = requests[(offset + i) % requests.length];
       if (request === undefined) return;
-      const answer = await send(baseUrl, request);
-      if (answer.status < 200 || answer.status > 299) {
-        throw new Error(`${request.method} ${request.path.split('?')[0] ?? ''} answered ${answer.status}`);
+      const status = await statusOf(agent, baseUrl, request);
+      if (status < 200 || status > 299) {
+        throw new Error(`${request.method} ${request.path.split('?')[0] ?? ''} answered ${status}`);
       }
     }
   };
@@ -66,15 +84,18 @@ export async function countRoundTrips(
         throw new Error(`counting instance: ${e instanceof Error ? e.message : String(e)}`);
       },
     );
+    // Its own connections, closed before the stop: a rest server asked to stop waits a second for
+    // a request on a connection left open.
+    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
     try {
       for (const workload of workloads) {
         try {
           const warmup = workload.warmup ?? Math.max(CONCURRENCY * 5, count / 4);
           const cold = proxy.counts();
-          await sendAll(server.baseUrl, workload.requests, 0, warmup);
+          await sendAll(agent, server.baseUrl, workload.requests, 0, warmup);
           const before = proxy.counts();
           // Counted from where the warm-up stopped (a first pass ends at the list's start again).
-          await sendAll(server.baseUrl, workload.requests, workload.warmup ?? count, count);
+          await sendAll(agent, server.baseUrl, workload.requests, workload.warmup ?? count, count);
           const value = perRequest(before, proxy.counts(), count);
           results.set(workload.name, {
             ok: true,
@@ -97,6 +118,7 @@ export async function countRoundTrips(
         }
       }
     } finally {
+      agent.destroy();
       await server.stop();
     }
   } catch (e) {

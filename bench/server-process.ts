@@ -104,7 +104,11 @@ export async function startServer(command: ServerCommand, readyTimeoutMs: number
       );
     }
     try {
-      const res = await fetch(`${baseUrl}/`, { signal: AbortSignal.timeout(1_000) });
+      // Closed after the answer, like bench/workloads.ts send: no idle connection delays a stop.
+      const res = await fetch(`${baseUrl}/`, {
+        headers: { connection: 'close' },
+        signal: AbortSignal.timeout(1_000),
+      });
       await res.arrayBuffer();
       if (res.status === 200) return server;
       lastAnswer = `GET / answered ${res.status}`;
