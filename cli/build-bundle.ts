@@ -57,6 +57,35 @@ const pgOnNode: Plugin = {
   },
 };
 
+// yargs' help layout (cliui, wrap-ansi) measures text with string-width, whose module builds an
+// Intl.Segmenter and Unicode-property regular expressions (\p{RGI_Emoji}) when it is loaded: some
+// 40 ms of CPU at every start, three copies of it in the bundle, for help text that most commands
+// never print. Every import of it is given one function that loads the package's own
+// string-width (bundled, initialised on that first call) when text is first measured.
+const LAZY_STRING_WIDTH = 'lazy-string-width';
+const LAZY_STRING_WIDTH_SOURCE = `let width;
+export default function stringWidth(text, options) {
+  width ??= require('string-width').default;
+  return width(text, options);
+}
+`;
+
+const lazyStringWidth = (root: string): Plugin => ({
+  name: LAZY_STRING_WIDTH,
+  setup(b) {
+    b.onResolve({ filter: /^string-width$/ }, (args) =>
+      args.namespace === LAZY_STRING_WIDTH
+        ? undefined
+        : { path: 'string-width', namespace: LAZY_STRING_WIDTH },
+    );
+    b.onLoad({ filter: /.*/, namespace: LAZY_STRING_WIDTH }, () => ({
+      contents: LAZY_STRING_WIDTH_SOURCE,
+      loader: 'js',
+      resolveDir: root,
+    }));
+  },
+});
+
 async function bundle(root: string): Promise<void> {
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
@@ -81,7 +110,7 @@ async function bundle(root: string): Promise<void> {
     banner: {
       js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
     },
-    plugins: [pgOnNode],
+    plugins: [pgOnNode, lazyStringWidth(root)],
     logLevel: 'warning',
   });
 }

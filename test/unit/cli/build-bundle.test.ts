@@ -1,8 +1,12 @@
 // The bundled `rest` binary (cli/build-bundle.ts): which dependencies esbuild inlines and which stay
-// packages loaded from node_modules.
+// packages loaded from node_modules, and what the built binary loads only when it is used.
 
-import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { externalPackages, nodeOnlyPgStream } from '../../../cli/build-bundle.js';
 
 const dependencies = (
@@ -46,5 +50,53 @@ describe('nodeOnlyPgStream', () => {
 
   it('fails the build when pg no longer has the check as written', () => {
     expect(() => nodeOnlyPgStream('module.exports = {}')).toThrow(/isCloudflareRuntime/);
+  });
+});
+
+describe('the help layout of the built binary (dist/cli/main.js) loads when help is printed', () => {
+  const entry = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
+  let dir = '';
+  let preload = '';
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rest-bundle-'));
+    // Says so on standard error whenever anything in the process builds an Intl.Segmenter.
+    preload = join(dir, 'count-segmenters.mjs');
+    writeFileSync(
+      preload,
+      `const Segmenter = Intl.Segmenter;
+Intl.Segmenter = class extends Segmenter {
+  constructor(...args) {
+    super(...args);
+    process.stderr.write('[a segmenter was built]\\n');
+  }
+};
+`,
+    );
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = (args: readonly string[]) =>
+    spawnSync(process.execPath, ['--import', pathToFileURL(preload).href, entry, ...args], {
+      encoding: 'utf8',
+      env: { PATH: process.env['PATH'] ?? '' },
+    });
+
+  // One after the other: the list reads what the setup wrote.
+  it.each([
+    ['auth', 'setup'],
+    ['auth', 'policy', 'list'],
+  ])('rest %s %s … builds no segmenter (string-width is loaded on first use)', (...args) => {
+    const result = run(['-db.url', `sqlite://${dir}/app.db`, ...args]);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('[a segmenter was built]');
+  });
+
+  it('rest --help measures its text with it and lays the commands out in columns', () => {
+    const result = run(['--help']);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).toContain('[a segmenter was built]');
+    expect(result.stdout).toMatch(
+      /^ {2}rest serve +run the HTTP server \(the default command\) +\[default\]$/m,
+    );
   });
 });
