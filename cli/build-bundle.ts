@@ -57,29 +57,47 @@ const pgOnNode: Plugin = {
   },
 };
 
-// yargs' help layout (cliui, wrap-ansi) measures text with string-width, whose module builds an
-// Intl.Segmenter and Unicode-property regular expressions (\p{RGI_Emoji}) when it is loaded: some
-// 40 ms of CPU at every start, three copies of it in the bundle, for help text that most commands
-// never print. Every import of it is given one function that loads the package's own
-// string-width (bundled, initialised on that first call) when text is first measured.
-const LAZY_STRING_WIDTH = 'lazy-string-width';
-const LAZY_STRING_WIDTH_SOURCE = `let width;
-export default function stringWidth(text, options) {
-  width ??= require('string-width').default;
-  return width(text, options);
-}
-`;
+// Packages that other bundled packages load at start-up for what most runs never use, each given
+// to its importers as functions that load the package itself (bundled, initialised on that first
+// call) when first called:
+// - string-width: yargs' help layout (cliui, wrap-ansi) measures text with it, and its module
+//   builds an Intl.Segmenter and Unicode-property regular expressions (\p{RGI_Emoji}) when loaded —
+//   three copies in the bundle, some 40 ms of CPU at every start, for help that most commands never
+//   print;
+// - body-parser: express exposes its parsers (express.json, …); rest reads bodies itself
+//   (runtime/http/read-json-body.ts).
+// What each importer takes from the package is listed; the test of the built binary
+// (test/unit/cli/build-bundle.test.ts) proves what is then loaded, and when.
+export const LAZY_PACKAGES: Readonly<Record<string, readonly string[]>> = {
+  'string-width': ['default'],
+  'body-parser': ['json', 'raw', 'text', 'urlencoded'],
+};
+const LAZY = 'lazy-package';
 
-const lazyStringWidth = (root: string): Plugin => ({
-  name: LAZY_STRING_WIDTH,
+/** The module an importer of `name` is given: each export a function that loads `name` first. */
+export function lazyPackageSource(name: string, exports: readonly string[]): string {
+  const load = `let loaded;\nconst load = () => (loaded ??= require(${JSON.stringify(name)}));\n`;
+  return (
+    load +
+    exports
+      .map((e) =>
+        e === 'default'
+          ? 'export default (...args) => load().default(...args);\n'
+          : `export const ${e} = (...args) => load().${e}(...args);\n`,
+      )
+      .join('')
+  );
+}
+
+const lazyPackages = (root: string): Plugin => ({
+  name: LAZY,
   setup(b) {
-    b.onResolve({ filter: /^string-width$/ }, (args) =>
-      args.namespace === LAZY_STRING_WIDTH
-        ? undefined
-        : { path: 'string-width', namespace: LAZY_STRING_WIDTH },
+    const names = Object.keys(LAZY_PACKAGES).map((n) => n.replace(/[-/]/g, '\\$&'));
+    b.onResolve({ filter: new RegExp(`^(${names.join('|')})$`) }, (args) =>
+      args.namespace === LAZY ? undefined : { path: args.path, namespace: LAZY },
     );
-    b.onLoad({ filter: /.*/, namespace: LAZY_STRING_WIDTH }, () => ({
-      contents: LAZY_STRING_WIDTH_SOURCE,
+    b.onLoad({ filter: /.*/, namespace: LAZY }, (args) => ({
+      contents: lazyPackageSource(args.path, LAZY_PACKAGES[args.path] ?? []),
       loader: 'js',
       resolveDir: root,
     }));
@@ -110,7 +128,7 @@ async function bundle(root: string): Promise<void> {
     banner: {
       js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);",
     },
-    plugins: [pgOnNode, lazyStringWidth(root)],
+    plugins: [pgOnNode, lazyPackages(root)],
     logLevel: 'warning',
   });
 }

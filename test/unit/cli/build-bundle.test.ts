@@ -7,7 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { externalPackages, nodeOnlyPgStream } from '../../../cli/build-bundle.js';
+import {
+  externalPackages,
+  LAZY_PACKAGES,
+  lazyPackageSource,
+  nodeOnlyPgStream,
+} from '../../../cli/build-bundle.js';
 
 const dependencies = (
   JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
@@ -50,6 +55,53 @@ describe('nodeOnlyPgStream', () => {
 
   it('fails the build when pg no longer has the check as written', () => {
     expect(() => nodeOnlyPgStream('module.exports = {}')).toThrow(/isCloudflareRuntime/);
+  });
+});
+
+describe('lazyPackageSource: what an importer of a package loaded on first use is given', () => {
+  /** Evaluates the module text with a require that counts loads; its exports as an object. */
+  const evaluate = (source: string, pkg: Record<string, unknown>) => {
+    let loads = 0;
+    const exports: Record<string, unknown> = {};
+    const body = source
+      .replace(/^export default /m, 'exports.default = ')
+      .replace(/^export const (\w+) = /gm, 'exports.$1 = ');
+    new Function('require', 'exports', body)(() => (loads++, pkg), exports);
+    return { exports, loads: () => loads };
+  };
+
+  it('forwards each named export to the package, loaded once, on the first call', () => {
+    const m = evaluate(lazyPackageSource('body-parser', ['json', 'text']), {
+      json: (o: unknown) => ['json', o],
+      text: () => 'text',
+    });
+    expect(m.loads()).toBe(0);
+    expect((m.exports['json'] as (o: unknown) => unknown)({ limit: 1 })).toEqual(['json', { limit: 1 }]);
+    expect((m.exports['text'] as () => unknown)()).toBe('text');
+    expect(m.loads()).toBe(1);
+  });
+
+  it("forwards a default export to the package's default", () => {
+    const m = evaluate(lazyPackageSource('string-width', ['default']), { default: (s: string) => s.length });
+    expect((m.exports['default'] as (s: string) => number)('abc')).toBe(3);
+  });
+
+  it("lists what the bundled importers take from each package (a dependency's upgrade that takes more fails here)", () => {
+    const read = (path: string) =>
+      readFileSync(new URL(`../../../node_modules/${path}`, import.meta.url), 'utf8');
+    for (const importer of ['cliui/index.mjs', 'wrap-ansi/index.js', 'yargs/lib/platform-shims/esm.mjs']) {
+      const imports = read(importer).match(/^import .* from 'string-width';?$/gm);
+      expect(imports, importer).toEqual([
+        expect.stringMatching(/^import stringWidth from 'string-width';?$/),
+      ]);
+    }
+    const express = read('express/lib/express.js');
+    expect(express.match(/require\('body-parser'\)/g)).toHaveLength(1);
+    const used = new Set([...express.matchAll(/bodyParser\.(\w+)/g)].map((m) => m[1]));
+    expect({
+      'string-width': ['default'],
+      'body-parser': [...used].sort(),
+    }).toEqual(LAZY_PACKAGES);
   });
 });
 
