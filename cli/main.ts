@@ -12,6 +12,7 @@ import { policyCommand } from './commands/policy-commands.js';
 import { serveCommand } from './commands/serve.js';
 import { GLOBAL_OPTIONS } from './config/global-options.js';
 import type { Env } from './config/load-config.js';
+import type { PasswordHasher } from '../runtime/auth/passwords.js';
 import { normalizeArgv } from './config/normalize-argv.js';
 import { skipHelpCache } from './skip-help-cache.js';
 
@@ -34,6 +35,8 @@ export interface MainOptions {
   readonly env?: Env;
   /** Where a command prompts (`auth user passwd` without a password). */
   readonly terminal?: Terminal;
+  /** How commands that store a password hash it; default rest's own (CommandContext.hasher). */
+  readonly hasher?: PasswordHasher;
 }
 
 /**
@@ -46,12 +49,13 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     stderr = process.stderr,
     env = process.env,
     terminal = processTerminal,
+    hasher,
   } = options;
   const io =
     stdout === process.stdout && stderr === process.stderr
       ? processIo
       : { stdout: (text: string) => stdout.write(text), stderr: (text: string) => stderr.write(text) };
-  const ctx = commandContext(env, io, terminal);
+  const ctx = commandContext(env, io, terminal, hasher);
   const cli = yargs()
     .scriptName('rest')
     .parserConfiguration({

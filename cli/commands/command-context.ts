@@ -3,6 +3,7 @@
 // database helpers the handlers share are in cli/handlers/database.ts).
 
 import type { Env } from '../config/load-config.js';
+import type { PasswordHasher } from '../../runtime/auth/passwords.js';
 
 export interface CommandIo {
   readonly stdout: (text: string) => void;
@@ -21,6 +22,11 @@ export interface CommandContext {
   readonly io: CommandIo;
   /** Where a command asks for what is not given on the command line (a password). */
   readonly terminal: Terminal;
+  /**
+   * How the commands that store a password hash it (`auth setup`, `auth user add`, `auth user
+   * passwd`); undefined: rest's own (bcrypt, cost 10). The in-process CLI tests give a cheaper one.
+   */
+  readonly hasher?: PasswordHasher | undefined;
 }
 
 export const processIo: CommandIo = {
@@ -35,8 +41,9 @@ export function commandContext(
   env: Env,
   io: CommandIo,
   terminal: Terminal = processTerminal,
+  hasher?: PasswordHasher,
 ): CommandContext {
-  return { env, io, terminal };
+  return { env, io, terminal, hasher };
 }
 
 /** The real process: its environment, standard output and error. */

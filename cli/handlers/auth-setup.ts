@@ -8,7 +8,9 @@ import { configOf, withDatabase } from './database.js';
 
 export async function run(ctx: CommandContext, argv: SetupArgs): Promise<void> {
   const config = configOf(ctx, argv);
-  const admin = await withDatabase(config, (adapter) => setupAuth(adapter, { dbUrl: config.db.url }));
+  const admin = await withDatabase(config, (adapter) =>
+    setupAuth(adapter, { dbUrl: config.db.url, hasher: ctx.hasher }),
+  );
   ctx.io.stdout(argv.json ? formatJson(admin) : `username: ${admin.username}\npassword: ${admin.password}\n`);
   ctx.io.stderr('auth is set up; the admin password is shown only this once: store it now\n');
 }

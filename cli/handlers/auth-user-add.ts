@@ -19,7 +19,11 @@ export async function run(ctx: CommandContext, argv: AddArgs): Promise<void> {
   const config = configOf(ctx, argv);
   const user = await withDatabase(config, async (adapter) => {
     requireAuthTables(await adapter.introspect());
-    return registerUser(adapter, { username: argv.username, password: argv.password, is_admin: isAdmin });
+    return registerUser(
+      adapter,
+      { username: argv.username, password: argv.password, is_admin: isAdmin },
+      { hasher: ctx.hasher },
+    );
   });
   const added = { id: user.id, username: user.username, is_admin: isAdmin };
   ctx.io.stdout(

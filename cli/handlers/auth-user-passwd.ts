@@ -16,7 +16,7 @@ export async function run(ctx: CommandContext, argv: PasswdArgs): Promise<void> 
       ? await newPassword(argv.username, ctx.terminal)
       : { password: argv.password, generated: false };
   const changed = await withAuthDatabase(config, (adapter) =>
-    setUserPassword(adapter, argv.username, password),
+    setUserPassword(adapter, argv.username, password, { hasher: ctx.hasher }),
   );
   const shown = generated ? { password } : {};
   ctx.io.stdout(

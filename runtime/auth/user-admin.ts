@@ -74,7 +74,7 @@ export async function setUserPassword(
   adapter: DbAdapter,
   username: string,
   password: string,
-  options: { readonly hasher?: PasswordHasher } = {},
+  options: { readonly hasher?: PasswordHasher | undefined } = {},
 ): Promise<UserChange> {
   const hash = await (options.hasher ?? createPasswordHasher()).hashPassword(validatePassword(password));
   const sql = boundSql(adapter.dialect);

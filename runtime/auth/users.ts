@@ -34,7 +34,7 @@ export interface AuthenticatedUser extends PublicUser {
 }
 
 export interface UserServiceOptions {
-  readonly hasher?: PasswordHasher;
+  readonly hasher?: PasswordHasher | undefined;
 }
 
 export interface AuthenticateOptions extends UserServiceOptions {

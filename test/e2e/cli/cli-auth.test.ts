@@ -5,6 +5,7 @@ import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_KINDS, isAvailable } from '../../support/databases.js';
 import { EXAMPLE_TABLES_DDL, openCliDatabase, suiteName, type CliDatabase } from './cli-fixtures.js';
+import { runCliProcess } from './run-cli.js';
 
 /** A failed command: nothing on stdout, exactly one `rest: …` line on stderr. */
 function expectOneLineError(
@@ -292,5 +293,62 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         /Not enough non-option arguments/,
       );
     });
+  });
+});
+
+// The in-process runs above hash at cost 4 (run-cli.ts); the binary stores what rest stores.
+describe('the built binary stores passwords at bcrypt cost 10 (real process, sqlite)', () => {
+  let t: CliDatabase;
+  beforeAll(async () => {
+    t = await openCliDatabase('sqlite');
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const storedHash = async (username: string): Promise<string> => {
+    const { rows } = await t.adapter.query({
+      text: 'SELECT password FROM auth_users WHERE username = ?',
+      values: [username],
+    });
+    return String(rows[0]?.['password']);
+  };
+
+  it('auth setup, auth user add and auth user passwd each store a $2b$10$ hash of the password given', async () => {
+    const setup = await runCliProcess(['-db.url', t.db.url, 'auth', 'setup']);
+    expect(setup.code, setup.stderr).toBe(0);
+    const adminPassword = /^password: (\S+)$/m.exec(setup.stdout)?.[1] ?? '';
+    const admin = await storedHash('admin');
+    expect(admin).toMatch(/^\$2b\$10\$/);
+    expect(await bcrypt.compare(adminPassword, admin)).toBe(true);
+
+    const add = await runCliProcess([
+      '-db.url',
+      t.db.url,
+      'auth',
+      'user',
+      'add',
+      'bob',
+      'password123',
+      'false',
+    ]);
+    expect(add.code, add.stderr).toBe(0);
+    const bob = await storedHash('bob');
+    expect(bob).toMatch(/^\$2b\$10\$/);
+    expect(await bcrypt.compare('password123', bob)).toBe(true);
+
+    const passwd = await runCliProcess([
+      '-db.url',
+      t.db.url,
+      'auth',
+      'user',
+      'passwd',
+      'bob',
+      'another one 456',
+    ]);
+    expect(passwd.code, passwd.stderr).toBe(0);
+    const changed = await storedHash('bob');
+    expect(changed).toMatch(/^\$2b\$10\$/);
+    expect(await bcrypt.compare('another one 456', changed)).toBe(true);
   });
 });

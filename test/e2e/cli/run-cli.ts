@@ -1,7 +1,8 @@
 // Runs the `rest` command line and captures what it says: `runCli` calls cli/main.ts's `main`
 // in this process (the real commands on the real databases, with their output and environment
-// injected), `runCliProcess` spawns the built binary (dist/cli/main.js: `npm run build` first)
-// for what only a real process shows. Either way the environment is cleared of REST_* so each
+// injected, passwords hashed at bcrypt cost 4 as by in-process test servers), `runCliProcess`
+// spawns the built binary (dist/cli/main.js: `npm run build` first) for what only a real process
+// shows, the cost rest stores included. Either way the environment is cleared of REST_* so each
 // test sets its own.
 
 import { spawn } from 'node:child_process';
@@ -10,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../../cli/main.js';
+import { TEST_HASHER } from '../../support/server.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const CLI_ENTRY = join(REPO_ROOT, 'dist/cli/main.js');
@@ -50,6 +52,7 @@ export async function runCli(args: readonly string[], options: RunOptions = {}):
     stdout: { write: (text) => void (stdout += text) },
     stderr: { write: (text) => void (stderr += text) },
     env: cleanEnv(options.env ?? {}),
+    hasher: TEST_HASHER,
     terminal: {
       input: Readable.from([]),
       output: new Writable({
