@@ -306,49 +306,26 @@ describe('the built binary stores passwords at bcrypt cost 10 (real process, sql
     await t?.close();
   });
 
-  const storedHash = async (username: string): Promise<string> => {
+  /** `rest …args` as a real process; then `username`'s stored hash is cost 10 and matches `password`. */
+  const expectStored = async (
+    args: readonly string[],
+    username: string,
+    password?: string,
+  ): Promise<void> => {
+    const r = await runCliProcess(['-db.url', t.db.url, ...args]);
+    expect(r.code, r.stderr).toBe(0);
     const { rows } = await t.adapter.query({
       text: 'SELECT password FROM auth_users WHERE username = ?',
       values: [username],
     });
-    return String(rows[0]?.['password']);
+    const hash = String(rows[0]?.['password']);
+    expect(hash).toMatch(/^\$2b\$10\$/);
+    expect(await bcrypt.compare(password ?? /^password: (\S+)$/m.exec(r.stdout)?.[1] ?? '', hash)).toBe(true);
   };
 
   it('auth setup, auth user add and auth user passwd each store a $2b$10$ hash of the password given', async () => {
-    const setup = await runCliProcess(['-db.url', t.db.url, 'auth', 'setup']);
-    expect(setup.code, setup.stderr).toBe(0);
-    const adminPassword = /^password: (\S+)$/m.exec(setup.stdout)?.[1] ?? '';
-    const admin = await storedHash('admin');
-    expect(admin).toMatch(/^\$2b\$10\$/);
-    expect(await bcrypt.compare(adminPassword, admin)).toBe(true);
-
-    const add = await runCliProcess([
-      '-db.url',
-      t.db.url,
-      'auth',
-      'user',
-      'add',
-      'bob',
-      'password123',
-      'false',
-    ]);
-    expect(add.code, add.stderr).toBe(0);
-    const bob = await storedHash('bob');
-    expect(bob).toMatch(/^\$2b\$10\$/);
-    expect(await bcrypt.compare('password123', bob)).toBe(true);
-
-    const passwd = await runCliProcess([
-      '-db.url',
-      t.db.url,
-      'auth',
-      'user',
-      'passwd',
-      'bob',
-      'another one 456',
-    ]);
-    expect(passwd.code, passwd.stderr).toBe(0);
-    const changed = await storedHash('bob');
-    expect(changed).toMatch(/^\$2b\$10\$/);
-    expect(await bcrypt.compare('another one 456', changed)).toBe(true);
+    await expectStored(['auth', 'setup'], 'admin');
+    await expectStored(['auth', 'user', 'add', 'bob', 'password123', 'false'], 'bob', 'password123');
+    await expectStored(['auth', 'user', 'passwd', 'bob', 'another one 456'], 'bob', 'another one 456');
   });
 });
