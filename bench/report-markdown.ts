@@ -1,7 +1,7 @@
 // BENCHMARKS.md, rendered from a run's results: targets, tables, rounds, method, machine, command.
 
 import { FULL_DATA } from './generate-data.js';
-import { FULL_PROFILE, isFullProtocol, READ_ALONE_REQUESTS, SMOKE_REQUESTS } from './options.js';
+import { FULL_PROFILE, isFullProtocol, READ_ALONE_REQUESTS, SMOKE_REQUESTS, windowText } from './options.js';
 import type {
   BenchReport,
   Measured,
@@ -29,10 +29,10 @@ const BUSY_SHARE = 0.1;
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 const plural = (n: number, word: string): string => `${num(n)} ${word}${n === 1 ? '' : 's'}`;
 
-/** One window of the run's protocol: `10 s`, or `200 requests` when it ended after a count. */
-function windowPhrase(seconds: number | null, requests: number | null | undefined, unit = 'request'): string {
-  if (requests !== null && requests !== undefined) return plural(requests, unit);
-  return seconds === null ? '–' : `${seconds} s`;
+/** One window of the run's protocol as options.ts names it; `–` for a report that has neither. */
+function windowPhrase(seconds: number | null, requests: number | null | undefined): string {
+  if (requests !== null && requests !== undefined) return windowText({ kind: 'requests', requests });
+  return seconds === null ? '–' : windowText({ kind: 'seconds', seconds });
 }
 
 function trips(t: Measured<RoundTrips> | null): string {
