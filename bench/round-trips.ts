@@ -1,30 +1,14 @@
 // Round trips to PostgreSQL per request, outside the timed runs: a second instance of the
 // contender connects through the counting proxy, warms its pool, then serves N requests.
 
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent } from 'node:http';
 import type { LoadRequest } from './driver-protocol.js';
 import { startPgCountingProxy, type PgTrafficCounts } from './pg-proxy.js';
 import type { Measured, RoundTrips } from './report-model.js';
 import { freePort, oneLine, startServer, type ServerCommand } from './server-process.js';
+import { send } from './workloads.js';
 
 const CONCURRENCY = 4;
-
-/** One request on `agent`'s connections (kept open between requests); resolves with the status. */
-function statusOf(agent: Agent, baseUrl: string, request: LoadRequest): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      `${baseUrl}${request.path}`,
-      { method: request.method, headers: request.headers, agent, timeout: 15_000 },
-      (res) => {
-        res.once('error', reject).once('end', () => resolve(res.statusCode ?? 0));
-        res.resume();
-      },
-    );
-    req.once('timeout', () => req.destroy(new Error('no answer within 15 s')));
-    req.once('error', reject);
-    req.end(request.body);
-  });
-}
 
 /** Sends `count` requests from `requests` (in turn) with a few in flight; any non-2xx is an error. */
 async function sendAll(
@@ -40,7 +24,7 @@ async function sendAll(
       const i = next++;
       const request = requests[(offset + i) % requests.length];
       if (request === undefined) return;
-      const status = await statusOf(agent, baseUrl, request);
+      const { status } = await send(baseUrl, request, agent);
       if (status < 200 || status > 299) {
         throw new Error(`${request.method} ${request.path.split('?')[0] ?? ''} answered ${status}`);
       }

@@ -1,6 +1,7 @@
 // What the bench sends: tokens minted with the shared secret (SPEC §3.1 accepts external HS256
 // tokens carrying `user_id`) and the request lists of the read, write and login workloads.
 
+import { request as httpRequest, type Agent } from 'node:http';
 import { SignJWT } from 'jose';
 import type { LoadRequest } from './driver-protocol.js';
 import { PAGE_ROWS } from './generate-data.js';
@@ -174,22 +175,37 @@ export interface Answer {
   readonly body: unknown;
 }
 
-/** One request outside the timed runs (probes, setup); the body is parsed as JSON when it is JSON. */
-export async function send(baseUrl: string, request: LoadRequest): Promise<Answer> {
-  const res = await fetch(`${baseUrl}${request.path}`, {
-    method: request.method,
-    // No connection kept open: a rest server that is asked to stop waits a second for a request on
-    // an idle connection before it exits (the load itself is autocannon's, on its own connections).
-    headers: { ...request.headers, connection: 'close' },
-    ...(request.body === undefined ? {} : { body: request.body }),
-    signal: AbortSignal.timeout(15_000),
+/**
+ * One request outside the timed runs (probes, setup, round-trip counting); the body is parsed as
+ * JSON when it is JSON. Without `agent` the connection is closed after the answer: a rest server
+ * that is asked to stop waits a second for a request on an idle connection before it exits (the
+ * load itself is autocannon's, on its own connections). With one, its connections are kept for
+ * the next request, and whoever made it destroys it before stopping the server.
+ */
+export function send(baseUrl: string, request: LoadRequest, agent?: Agent): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${baseUrl}${request.path}`,
+      { method: request.method, headers: request.headers, agent: agent ?? false, timeout: 15_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.once('error', reject).once('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // Not JSON: kept as text for the failure message.
+          }
+          resolve({ status: res.statusCode ?? 0, body });
+        });
+      },
+    );
+    req.once('timeout', () => req.destroy(new Error('no answer within 15 s')));
+    req.once('error', reject);
+    // Framed by its length whatever the method (node:http frames a DELETE's body only when told).
+    if (request.body !== undefined) req.setHeader('content-length', Buffer.byteLength(request.body));
+    req.end(request.body);
   });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // Not JSON: kept as text for the failure message.
-  }
-  return { status: res.status, body };
 }
