@@ -16,6 +16,9 @@ import type { PasswordHasher } from '../runtime/auth/passwords.js';
 import { normalizeArgv } from './config/normalize-argv.js';
 import { skipHelpCache } from './skip-help-cache.js';
 
+/** Every global flag takes a value (the next argument, even one that begins with '-'). */
+const VALUE_FLAGS: ReadonlySet<string> = new Set(Object.keys(GLOBAL_OPTIONS));
+
 const EPILOGUE = [
   'Flags are Go-style (-db.url x, -db.url=x); --db.url x works too.',
   'Every flag also reads REST_* environment variables and the -config YAML file: flag > env > file > default.',
@@ -90,7 +93,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
   // with .version(false) and the throwing .fail above that is only help, which goes to stdout.
   let said = '';
   try {
-    await cli.parseAsync(normalizeArgv(argv), {}, (_error, _argv, output) => {
+    await cli.parseAsync(normalizeArgv(argv, VALUE_FLAGS), {}, (_error, _argv, output) => {
       said = output;
     });
     if (said !== '') stdout.write(`${said}\n`);

@@ -3,7 +3,6 @@
 // with the portable path (-db.rls off) and SQLite — must give the same statuses, the same bodies
 // and leave the same rows. On failure fast-check prints the seed (rerun with FC_SEED=<seed>).
 
-import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import type { DialectName } from '../../compiler/types.js';
 import { createTestDatabase, type TestDatabase } from '../support/databases.js';
 import { call, type Reply } from '../support/http.js';
 import { openRawSql, startTestServer, testConfig, type RawSql, type TestServer } from '../support/server.js';
+import { newSecret } from '../support/secret.js';
 
 const NUM_RUNS = Number(process.env['FC_RUNS'] ?? 25);
 const SEED = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
@@ -178,7 +178,7 @@ function outcome(reply: Reply): unknown {
 describe(
   `native RLS ≡ portable path ≡ SQLite (postgres)`,
   () => {
-    const secret = randomBytes(32).toString('base64url');
+    const secret = newSecret();
     const key = new TextEncoder().encode(secret);
     const tokens = new Map<UserName, string>();
     let adminAuth: Record<string, string>;

@@ -10,7 +10,6 @@
 //   refused write leaves the table as it was.
 // On failure fast-check prints the seed (rerun with FC_SEED=<seed>; FC_RUNS sets the run count).
 
-import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +21,7 @@ import type { AuthUser, DialectName, PolicyRow } from '../../compiler/types.js';
 import { createTestDatabase, isAvailable, skipReason, type TestDatabase } from '../support/databases.js';
 import { call, type Reply } from '../support/http.js';
 import { openRawSql, startTestServer, testConfig, type RawSql, type TestServer } from '../support/server.js';
+import { newSecret } from '../support/secret.js';
 
 const NUM_RUNS = Number(process.env['FC_RUNS'] ?? 15);
 const SEED = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
@@ -226,7 +226,7 @@ function literal(kind: DialectName, v: SqlValue): string {
 function useTargets(
   specs: ReadonlyArray<{ readonly name: string; readonly kind: DialectName; readonly rls: boolean }>,
 ) {
-  const secret = randomBytes(32).toString('base64url');
+  const secret = newSecret();
   const key = new TextEncoder().encode(secret);
   const tokens = new Map<UserName, Record<string, string>>();
   const targets: Target[] = [];

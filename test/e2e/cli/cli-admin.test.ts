@@ -8,6 +8,7 @@ import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../../compiler/types.js';
 import { ALL_KINDS, isAvailable } from '../../support/databases.js';
+import { serverIt } from '../../support/server-only.js';
 import { bearer, startAuthSuite, type PolicyContext } from '../http/policy-support.js';
 import { runCli, runCliProcess, type CliResult } from './run-cli.js';
 import { rollBackToFirstAuthVersion } from '../../support/auth-history.js';
@@ -134,7 +135,8 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       ctx.sql.rows('SELECT id, table_name, action, expression, description FROM auth_policies ORDER BY id');
 
     describe('auth user remove', () => {
-      it('removes the user matched without regard to case and ends their sessions', async () => {
+      // The server has the user cached when the command runs: it learns of the change by NOTIFY.
+      serverIt(kind)('removes the user matched without regard to case and ends their sessions', async () => {
         const u = await loggedInUser();
         expect((await read(u.token)).status).toBe(200);
         const r = await rest(['auth', 'user', 'remove', u.username.toUpperCase()]);
@@ -247,7 +249,8 @@ describe.each(ALL_KINDS)('%s', (kind) => {
     });
 
     describe('auth user admin', () => {
-      it('grants admin, ending the sessions; a new login has admin rights', async () => {
+      // The server has the user cached when the command runs: it learns of the change by NOTIFY.
+      serverIt(kind)('grants admin, ending the sessions; a new login has admin rights', async () => {
         const u = await loggedInUser();
         expect((await ctx.http.get('/auth_policies', bearer(u.token))).status).toBe(403);
         const r = await rest(['auth', 'user', 'admin', u.username, 'true']);

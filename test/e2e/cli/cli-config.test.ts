@@ -182,6 +182,20 @@ describe('flag > environment > YAML file > default, end to end', () => {
     ).toBe(true);
   });
 
+  it('a secret that begins with a dash is the value of -auth.secret, in every spelling', async () => {
+    const args = ['-db.url', url('from_file'), 'policy', 'explain', 'auth_users', 'read', '--json'];
+    const secret = `-h-${'e'.repeat(32)}`;
+    for (const flag of [['-auth.secret', secret], [`-auth.secret=${secret}`], ['--auth.secret', secret]]) {
+      const r = await runCli([...flag, ...args]);
+      expect(r.stderr).toBe('');
+      expect((JSON.parse(r.stdout) as { auth_enabled: boolean }).auth_enabled).toBe(true);
+    }
+    const weak = await runCli(['-auth.secret', '-weak-secret', ...args]);
+    expect(weak.code).not.toBe(0);
+    expect(weak.stderr).toMatch(/at least 32 bytes/);
+    expect(weak.stderr).not.toContain('weak-secret');
+  });
+
   it('without any setting the database is ./rest.db in the working directory', async () => {
     const cwd = join(dir, 'cwd');
     mkdirSync(cwd);

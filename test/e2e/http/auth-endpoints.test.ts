@@ -4,10 +4,10 @@ import { createTestDatabase, isAvailable, skipReason, ALL_KINDS } from '../../su
 import { serverIt } from '../../support/server-only.js';
 import { client } from '../../support/http.js';
 import { openRawSql, startTestServer, testConfig } from '../../support/server.js';
+import { newSecret } from '../../support/secret.js';
 import { expectError } from './matrix.js';
 import {
   forEachAuthDatabase,
-  newSecret,
   startAuthSuite,
   tableRows,
   type PolicyContext,

@@ -23,7 +23,8 @@ import {
   type TestServer,
 } from '../../support/server.js';
 import { expectError } from './matrix.js';
-import { bearer, newSecret } from './policy-support.js';
+import { bearer } from './policy-support.js';
+import { newSecret } from '../../support/secret.js';
 
 const MAX_ROWS = 3;
 const TIMEOUT_MS = 1000;

@@ -14,6 +14,7 @@ import {
   type TestDatabase,
 } from '../../support/databases.js';
 import { client, type Client, type Reply } from '../../support/http.js';
+import { newSecret } from '../../support/secret.js';
 import type { Config } from '../../../runtime/config.js';
 import {
   openRawSql,
@@ -145,8 +146,6 @@ export function forEachAuthDatabase(
     );
   }
 }
-
-export const newSecret = (): string => randomBytes(32).toString('base64url');
 
 export async function startAuthSuite(kind: DialectName, options: SuiteOptions = {}): Promise<PolicyContext> {
   const db = await createTestDatabase(kind);

@@ -14,6 +14,7 @@ import {
 } from '../../support/databases.js';
 import { call, type Reply } from '../../support/http.js';
 import { startTestServer, testConfig, type TestServer } from '../../support/server.js';
+import { newSecret } from '../../support/secret.js';
 
 interface Side {
   readonly rls: boolean;
@@ -21,7 +22,7 @@ interface Side {
   readonly server: TestServer;
 }
 
-const secret = randomBytes(32).toString('base64url');
+const secret = newSecret();
 const key = new TextEncoder().encode(secret);
 const sign = (claims: Record<string, unknown>): Promise<string> =>
   new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(key);

@@ -12,9 +12,10 @@ import { createTestDatabase, withPg, type TestDatabase } from '../../support/dat
 import { call, type Reply } from '../../support/http.js';
 import { serverDescribe } from '../../support/server-only.js';
 import { startTestServer, testConfig, type TestServer } from '../../support/server.js';
+import { newSecret } from '../../support/secret.js';
 
 const RESTORE_MS = 2000;
-const secret = randomBytes(32).toString('base64url');
+const secret = newSecret();
 const key = new TextEncoder().encode(secret);
 const bearer = async (claims: Record<string, unknown>): Promise<Record<string, string>> => ({
   authorization: `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(key)}`,

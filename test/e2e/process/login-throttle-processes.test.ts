@@ -2,13 +2,13 @@
 // failures made through one process are refused by the other, the owner still logs in from
 // another address, and -http.trust_proxy (given as a flag) makes X-Forwarded-For the address.
 
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 import { describeEachDatabase } from '../../support/each-database.js';
 import { spawnRest, type RestProcess } from './rest-process.js';
+import { newSecret } from '../../support/secret.js';
 
-const secret = randomBytes(32).toString('base64url');
+const secret = newSecret();
 
 async function login(url: string, username: string, password: string, address: string): Promise<Response> {
   return fetch(`${url}/auth/login`, {

@@ -13,9 +13,10 @@ import {
 } from '../../support/databases.js';
 import { serverDescribe } from '../../support/server-only.js';
 import { runRest, spawnRest, type RestProcess } from './rest-process.js';
+import { newSecret } from '../../support/secret.js';
 
 const PROPAGATION_MS = 2000;
-const secret = randomBytes(32).toString('base64url');
+const secret = newSecret();
 const key = new TextEncoder().encode(secret);
 const token = (claims: Record<string, unknown>): Promise<string> =>
   new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(key);

@@ -2,14 +2,14 @@
 // one `rest` process — "log out everywhere", a password change, `rest auth user admin` from the
 // CLI — is refused by the other process within 2 s, though it had already judged the session valid.
 
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 import { describeEachDatabase } from '../../support/each-database.js';
 import { runCli } from '../cli/run-cli.js';
 import { spawnRest, type RestProcess } from './rest-process.js';
+import { newSecret } from '../../support/secret.js';
 
-const secret = randomBytes(32).toString('base64url');
+const secret = newSecret();
 
 async function post(url: string, body?: unknown, token?: string): Promise<Response> {
   return fetch(url, {

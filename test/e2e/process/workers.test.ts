@@ -3,14 +3,14 @@
 // worker that cannot start (auth set up but no secret) ends the whole server with its exit code.
 
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { get } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 import { describeEachDatabase } from '../../support/each-database.js';
 import { runRest, spawnRest, type RestProcess } from './rest-process.js';
+import { newSecret } from '../../support/secret.js';
 
-const secret = randomBytes(32).toString('base64url');
+const secret = newSecret();
 
 /** The pids of a process's children (its workers). */
 function childrenOf(pid: number): number[] {

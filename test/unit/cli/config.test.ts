@@ -54,6 +54,35 @@ describe('normalizeArgv', () => {
   ])('%j → %j', (input, expected) => {
     expect(normalizeArgv(input)).toEqual(expected);
   });
+
+  // Go's flag package: a flag that takes a value takes the next argument, whatever it begins with.
+  const valueFlags = new Set(['auth.secret', 'addr', 'db.url']);
+  it.each([
+    [
+      ['-auth.secret', '-h-xyz', 'serve'],
+      ['--auth.secret=-h-xyz', 'serve'],
+    ],
+    [['--auth.secret', '--abc'], ['--auth.secret=--abc']],
+    [
+      ['-addr', ':0', '-db.url', 'sqlite://x'],
+      ['--addr=:0', '--db.url=sqlite://x'],
+    ],
+    [
+      ['-auth.secret=-a', '-h'],
+      ['--auth.secret=-a', '-h'],
+    ],
+    [['-auth.secret'], ['--auth.secret']],
+    [
+      ['auth', 'policy', 'edit', '--table', '-t'],
+      ['auth', 'policy', 'edit', '--table', '-t'],
+    ],
+    [
+      ['--', '-db.url', 'x'],
+      ['--', '-db.url', 'x'],
+    ],
+  ])('with value flags: %j → %j', (input, expected) => {
+    expect(normalizeArgv(input, valueFlags)).toEqual(expected);
+  });
 });
 
 describe('value parsers', () => {
@@ -105,7 +134,13 @@ describe('loadConfig', () => {
       addr: { host: undefined, port: 3000 },
       workers: 1,
       db: { url: 'sqlite://./rest.db', rls: false, statementTimeoutMs: 10_000 },
-      auth: { enabled: false, disabledExplicitly: false, secret: null, tokenTtlSeconds: 86400, refreshTtlSeconds: 2_592_000 },
+      auth: {
+        enabled: false,
+        disabledExplicitly: false,
+        secret: null,
+        tokenTtlSeconds: 86400,
+        refreshTtlSeconds: 2_592_000,
+      },
       cors: { enabled: false, origins: [] },
       http: { trustProxy: false, maxRows: 1000 },
     });
@@ -231,7 +266,13 @@ describe('loadConfig', () => {
 
   it('switches auth off explicitly from a flag, the environment or the file', () => {
     const readFile = files({ 'off.yml': 'auth: {enabled: false}', 'on.yml': 'auth: {enabled: true}' });
-    const off = { enabled: false, disabledExplicitly: true, secret: null, tokenTtlSeconds: 86400, refreshTtlSeconds: 2_592_000 };
+    const off = {
+      enabled: false,
+      disabledExplicitly: true,
+      secret: null,
+      tokenTtlSeconds: 86400,
+      refreshTtlSeconds: 2_592_000,
+    };
     expect(load({ flags: { 'auth.enabled': 'false' } }).auth).toEqual(off);
     expect(load({ env: { REST_AUTH_ENABLED: 'off' } }).auth).toEqual(off);
     expect(load({ flags: { config: 'off.yml' }, readFile }).auth).toEqual(off);
