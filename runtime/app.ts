@@ -15,6 +15,7 @@ import { authDisabledRoutes } from './http/auth-routes.js';
 import { commonHeaders, requestIdFrom } from './http/common-headers.js';
 import { corsMiddleware } from './http/cors.js';
 import { errorMiddleware } from './http/error-middleware.js';
+import { oneLayer } from './http/one-layer.js';
 import { restHandler, type Authenticate, type SchemaLookup } from './http/rest-handler.js';
 import type { Logger } from './logger.js';
 import type { Authorizer } from './enforce/authorizer.js';
@@ -61,22 +62,24 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', false);
-  app.use(commonHeaders);
-  app.use(accessLog(deps.logger, deps.clock));
-  app.use(corsMiddleware(deps.config.cors));
-  app.use(deps.authRoutes ?? authDisabledRoutes());
   app.use(
-    restHandler({
-      adapter: deps.adapter,
-      schema: deps.schema,
-      authenticate: deps.authenticate,
-      authEnabled: deps.config.auth.enabled,
-      maxRows: deps.config.http.maxRows,
-      authorizer: deps.authorizer,
-      runner: deps.runner,
-      dialect: deps.adapter.dialect,
-      returning: deps.adapter.returning,
-    }),
+    oneLayer([
+      commonHeaders,
+      accessLog(deps.logger, deps.clock),
+      corsMiddleware(deps.config.cors),
+      deps.authRoutes ?? authDisabledRoutes(),
+      restHandler({
+        adapter: deps.adapter,
+        schema: deps.schema,
+        authenticate: deps.authenticate,
+        authEnabled: deps.config.auth.enabled,
+        maxRows: deps.config.http.maxRows,
+        authorizer: deps.authorizer,
+        runner: deps.runner,
+        dialect: deps.adapter.dialect,
+        returning: deps.adapter.returning,
+      }),
+    ]),
   );
   app.use(errorMiddleware(deps.logger));
   return app;
