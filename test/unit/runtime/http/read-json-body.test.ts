@@ -1,0 +1,94 @@
+// readJsonBody over real HTTP: a body in many chunks is read whole, one past the limit is 413
+// whether or not it declares its length, one past the drain limit drops the connection, and a
+// request that closes before its body ended rejects instead of waiting for ever.
+
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readJsonBody } from '../../../../runtime/http/read-json-body.js';
+
+const LIMITS = { maxBytes: 1000, maxDepth: 4 };
+
+describe('readJsonBody', () => {
+  let server: Server;
+  let port: number;
+  const outcomes: unknown[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req: IncomingMessage, res) => {
+      readJsonBody(req, LIMITS).then(
+        (value) => {
+          outcomes.push({ value });
+          res.end(JSON.stringify({ value }));
+        },
+        (e: unknown) => {
+          const code = (e as { code?: string }).code ?? (e as Error).message;
+          outcomes.push({ error: code });
+          if (!res.destroyed) res.end(JSON.stringify({ error: code }));
+        },
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  /** Sends `chunks` one by one (chunked unless `length` is given) and resolves with the reply. */
+  const send = (chunks: readonly string[], headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(
+        {
+          port,
+          host: '127.0.0.1',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      for (const chunk of chunks) req.write(chunk);
+      req.end();
+    });
+
+  it('reads a body sent in many chunks as one', async () => {
+    const reply = await send(['{"a":', ' [1,', '2, ', '3]', '}']);
+    expect(JSON.parse(reply.body)).toEqual({ value: { a: [1, 2, 3] } });
+  });
+
+  it('refuses a chunked body past the limit with 413, and one that declares too much', async () => {
+    const reply = await send(['[', '"x",'.repeat(300), '"y"]']);
+    expect(JSON.parse(reply.body)).toEqual({ error: 'payload_too_large' });
+    const declared = JSON.stringify({ v: 'x'.repeat(1200) });
+    const big = await send([declared], { 'content-length': String(Buffer.byteLength(declared)) });
+    expect(JSON.parse(big.body)).toEqual({ error: 'payload_too_large' });
+  });
+
+  it('drops the connection past the drain limit (16 MiB)', async () => {
+    const before = outcomes.length;
+    const chunk = 'x'.repeat(1024 * 1024);
+    // Past the limit the body is drained unkept; past 16 MiB the socket is destroyed and the
+    // client's request fails.
+    await expect(send(Array.from({ length: 17 }, () => chunk))).rejects.toThrow();
+    expect(outcomes.slice(before)).toEqual([{ error: 'payload_too_large' }]);
+  });
+
+  it('rejects when the request closes before its body ended', async () => {
+    const before = outcomes.length;
+    const req = request({
+      port,
+      host: '127.0.0.1',
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': '100' },
+    });
+    req.on('error', () => undefined);
+    req.write('{"a":');
+    await new Promise((r) => setTimeout(r, 50));
+    req.destroy();
+    for (let i = 0; i < 100 && outcomes.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(outcomes.slice(before)).toEqual([{ error: expect.stringMatching(/closed|aborted|ECONNRESET/) }]);
+  });
+});
