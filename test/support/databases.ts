@@ -79,6 +79,40 @@ async function startEmbeddedPg(): Promise<TestDatabase> {
   };
 }
 
+/** How long closeAndDrop waits for an adapter to close. */
+const CLOSE_BOUND_MS = 10_000;
+
+/**
+ * Closes `adapters` in order, then drops `db`. A pool ends only once its connections are idle, and
+ * one that waits for an answer that never comes (PGlite's one backend loses the messages of
+ * parallel connections) never is: each close is given CLOSE_BOUND_MS, the drop (which ends such
+ * connections) happens in any case, and a close that did not finish is reported after it.
+ */
+export async function closeAndDrop(
+  db: TestDatabase | undefined,
+  adapters: ReadonlyArray<{ close(): Promise<void> } | undefined>,
+): Promise<void> {
+  const hung: number[] = [];
+  for (const [i, adapter] of adapters.entries()) {
+    if (adapter === undefined) continue;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<'hung'>((resolve) => {
+      timer = setTimeout(() => resolve('hung'), CLOSE_BOUND_MS);
+    });
+    try {
+      if ((await Promise.race([adapter.close(), bound])) === 'hung') hung.push(i);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  await db?.drop();
+  if (hung.length > 0) {
+    throw new Error(
+      `adapter(s) ${hung.join(', ')} did not close within ${CLOSE_BOUND_MS} ms (a connection waited for an answer); the database was dropped`,
+    );
+  }
+}
+
 const randomName = (): string => `rest_test_${randomBytes(6).toString('hex')}`;
 
 function withDatabase(url: string, database: string): string {
