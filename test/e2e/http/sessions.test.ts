@@ -7,6 +7,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { client, type Client } from '../../support/http.js';
 import { startTestServer, type TestServer } from '../../support/server.js';
+import { serverIt } from '../../support/server-only.js';
 import { expectError } from './matrix.js';
 import { bearer, forEachAuthDatabase, type PolicyContext } from './policy-support.js';
 
@@ -45,7 +46,7 @@ async function within2s(probe: () => Promise<{ status: number }>, status: number
 /** A row visible only to admins; a built-in user's request reads it with its session's rights. */
 const me = (http: Client, token: string) => http.get('/auth_policies?page_size=1', bearer(token));
 
-forEachAuthDatabase('sessions', (ctx) => {
+forEachAuthDatabase('sessions', (ctx, kind) => {
   let second: TestServer | undefined;
   let other: Client;
   beforeAll(async () => {
@@ -72,7 +73,10 @@ forEachAuthDatabase('sessions', (ctx) => {
     expect(stored).not.toContain(pair.token);
   });
 
-  it('refresh rotates; the old refresh token presented again revokes the whole session, everywhere', async () => {
+  // The other server hears of the change by NOTIFY, which PGlite does not deliver across connections.
+  const reuse =
+    'refresh rotates; the old refresh token presented again revokes the whole session, everywhere';
+  serverIt(kind)(reuse, async () => {
     const { http } = ctx();
     const user = await newUser(ctx());
     const first = await login(http, user.username, user.password);
@@ -155,7 +159,9 @@ forEachAuthDatabase('sessions', (ctx) => {
     expect((await http.post('/auth/refresh', { refresh_token: b.refresh_token })).status).toBe(200);
   });
 
-  it('sessions/revoke logs the caller out everywhere; another system’s token stays stateless', async () => {
+  // The other server hears of the change by NOTIFY, which PGlite does not deliver across connections.
+  const revokeAll = 'sessions/revoke logs the caller out everywhere; another system’s token stays stateless';
+  serverIt(kind)(revokeAll, async () => {
     const { http, mint } = ctx();
     const user = await newUser(ctx());
     const a = await login(http, user.username, user.password);
@@ -221,7 +227,10 @@ forEachAuthDatabase('sessions', (ctx) => {
     expect(throttled.headers.get('retry-after')).toMatch(/^[0-9]+$/);
   });
 
-  it('an admin changing is_admin or the password through /auth_users, or deleting the user, ends their sessions', async () => {
+  // The other server hears of the change by NOTIFY, which PGlite does not deliver across connections.
+  const adminChange =
+    'an admin changing is_admin or the password through /auth_users, or deleting the user, ends their sessions';
+  serverIt(kind)(adminChange, async () => {
     const { http, admin } = ctx();
     for (const change of [{ is_admin: true }, { password: 'set-by-the-admin' }, 'delete'] as const) {
       const user = await newUser(ctx());
@@ -242,7 +251,10 @@ forEachAuthDatabase('sessions', (ctx) => {
     }
   });
 
-  it('is_admin and username of a session come from the stored user: a change made in the database counts within 2 s', async () => {
+  // The other server hears of the change by NOTIFY, which PGlite does not deliver across connections.
+  const changedByHand =
+    'is_admin and username of a session come from the stored user: a change made in the database counts within 2 s';
+  serverIt(kind)(changedByHand, async () => {
     const { http, sql } = ctx();
     const user = await newUser(ctx());
     const pair = await login(http, user.username, user.password);
