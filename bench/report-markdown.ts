@@ -366,7 +366,7 @@ ${roundsTable(report.write)}
   the database work is inside the server process, so its server CPU includes it.
   Peak RSS: \`VmHWM\` of \`/proc/<pid>/status\` at the end of the run (after every workload the contender served).
 - Round trips/req: a second instance of each PostgreSQL contender connects through a counting proxy
-  (\`bench/pg-proxy.ts\`) and serves a few hundred requests after a warm-up, outside the timed runs. A round trip is a
+  (\`bench/pg-proxy.ts\`) and serves ${c.roundTripRequests === undefined ? 'a few hundred' : num(c.roundTripRequests)} requests of each kind after a warm-up, outside the timed runs. A round trip is a
   burst of client messages sent after the server last spoke (what the client waits for); "msgs" counts the protocol
   messages (Parse/Bind/Execute/Sync…). Pool connection setup and background traffic in that window are included.
 

@@ -167,6 +167,8 @@ export interface BenchReport {
     readonly warmupRequests?: number | null;
     /** Logins per login window (`--login-requests`); null when timed. Absent in older reports. */
     readonly loginRequests?: number | null;
+    /** Requests each contender serves through the counting proxy. Absent in older reports. */
+    readonly roundTripRequests?: number;
   };
   readonly database: { readonly name: string; readonly dropped: boolean };
   readonly contenders: readonly ContenderReport[];

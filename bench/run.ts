@@ -1141,6 +1141,7 @@ async function main(): Promise<number> {
         roundRequests: requestsOf(options.roundWindow),
         warmupRequests: requestsOf(options.warmupWindow),
         loginRequests: requestsOf(options.loginWindow),
+        roundTripRequests: options.roundTripRequests,
       },
       database: { name: generated.pgDatabase, dropped },
       contenders,

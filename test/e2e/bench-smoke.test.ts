@@ -122,6 +122,9 @@ serverDescribe()('bench smoke mode (postgres)', () => {
     for (const row of rows) for (const r of row.rounds) expect(r.responses, row.label).toBe(200);
     const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
     expect(markdown).toContain('(1 round of 200 requests after a warm-up of 50 requests per contender)');
+    // The round trips are counted over the smoke profile's 40 requests of each kind, and it says so.
+    expect(config?.roundTripRequests).toBe(40);
+    expect(markdown).toContain('serves 40 requests of each kind after a warm-up');
   });
 
   it('prints a progress line per round and contender timed', () => {
