@@ -3,6 +3,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { send } from './workloads.js';
 
 export interface ServerProcess {
   readonly pid: number;
@@ -104,14 +105,10 @@ export async function startServer(command: ServerCommand, readyTimeoutMs: number
       );
     }
     try {
-      // Closed after the answer, like bench/workloads.ts send: no idle connection delays a stop.
-      const res = await fetch(`${baseUrl}/`, {
-        headers: { connection: 'close' },
-        signal: AbortSignal.timeout(1_000),
-      });
-      await res.arrayBuffer();
-      if (res.status === 200) return server;
-      lastAnswer = `GET / answered ${res.status}`;
+      // A connection of its own, closed after the answer: no idle connection delays a stop.
+      const { status } = await send(baseUrl, { method: 'GET', path: '/', headers: {} }, undefined, 1_000);
+      if (status === 200) return server;
+      lastAnswer = `GET / answered ${status}`;
     } catch {
       lastAnswer = 'not listening';
     }

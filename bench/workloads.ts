@@ -170,6 +170,8 @@ export function loginRequests(users: readonly Credentials[]): readonly LoadReque
   }));
 }
 
+const SEND_TIMEOUT_MS = 15_000;
+
 export interface Answer {
   readonly status: number;
   readonly body: unknown;
@@ -182,11 +184,16 @@ export interface Answer {
  * load itself is autocannon's, on its own connections). With one, its connections are kept for
  * the next request, and whoever made it destroys it before stopping the server.
  */
-export function send(baseUrl: string, request: LoadRequest, agent?: Agent): Promise<Answer> {
+export function send(
+  baseUrl: string,
+  request: LoadRequest,
+  agent?: Agent,
+  timeoutMs = SEND_TIMEOUT_MS,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       `${baseUrl}${request.path}`,
-      { method: request.method, headers: request.headers, agent: agent ?? false, timeout: 15_000 },
+      { method: request.method, headers: request.headers, agent: agent ?? false, timeout: timeoutMs },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -202,7 +209,7 @@ export function send(baseUrl: string, request: LoadRequest, agent?: Agent): Prom
         });
       },
     );
-    req.once('timeout', () => req.destroy(new Error('no answer within 15 s')));
+    req.once('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.once('error', reject);
     // Framed by its length whatever the method (node:http frames a DELETE's body only when told).
     if (request.body !== undefined) req.setHeader('content-length', Buffer.byteLength(request.body));
