@@ -59,7 +59,7 @@ describe('readJsonBody', () => {
     expect(JSON.parse(reply.body)).toEqual({ value: { a: [1, 2, 3] } });
   });
 
-  it('refuses a chunked body past the limit with 413, and one that declares too much', async () => {
+  it('refuses a chunked body past the limit as payload_too_large (413), and one that declares too much', async () => {
     const reply = await send(['[', '"x",'.repeat(300), '"y"]']);
     expect(JSON.parse(reply.body)).toEqual({ error: 'payload_too_large' });
     const declared = JSON.stringify({ v: 'x'.repeat(1200) });
