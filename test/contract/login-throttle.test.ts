@@ -66,6 +66,8 @@ describe.each(ALL_KINDS)('login throttle on %s', (kind: DialectName) => {
   const skip = !isAvailable(kind);
 
   describe.skipIf(skip)(skip ? (skipReason(kind) ?? '') : 'two pools on one database', () => {
+    // PGlite's one backend interleaves parallel connections' messages: one's error loses the others' (hang).
+    const parallel = serverIt(kind);
     let db: TestDatabase;
     let first: DbAdapter;
     let second: DbAdapter;
@@ -98,10 +100,9 @@ describe.each(ALL_KINDS)('login throttle on %s', (kind: DialectName) => {
       }
     });
 
-    // PGlite's one backend interleaves parallel connections' messages: one's error loses the others' (hang).
     const parallelFailures =
       'lets 5 of 10 parallel wrong guesses through two pools compare, refuses the other 5';
-    serverIt(kind)(parallelFailures, async () => {
+    parallel(parallelFailures, async () => {
       const codes = await burst(
         [limiterOn(first), limiterOn(second)],
         10,
@@ -114,10 +115,9 @@ describe.each(ALL_KINDS)('login throttle on %s', (kind: DialectName) => {
       ]);
     });
 
-    // PGlite's one backend interleaves parallel connections' messages: one's error loses the others' (hang).
     const parallelSuccesses =
       'never refuses correct logins: 10 parallel through two pools all pass (they wait for each other)';
-    serverIt(kind)(parallelSuccesses, async () => {
+    parallel(parallelSuccesses, async () => {
       const limiters = [limiterOn(first), limiterOn(second)];
       const subject = { usernameKey: 'popular', address: '192.0.2.3' };
       expect(await burst(limiters, 10, subject, 'succeeded')).toEqual(Array<string>(10).fill('succeeded'));

@@ -48,7 +48,7 @@ export const pgTextCollations = (): { readonly org: string; readonly name: strin
 
 /** Why a case that needs a real PostgreSQL server is skipped on the embedded one. */
 export const PG_SERVER_ONLY =
-  'needs a PostgreSQL server (REST_TEST_PG_URL): PGlite has one backend, one login role and no cross-connection NOTIFY';
+  'needs a PostgreSQL server (REST_TEST_PG_URL): PGlite has one backend that interleaves its connections, one login role and no cross-connection NOTIFY';
 
 /** Why a case that needs `kind`'s database server skips here, or undefined when it runs. */
 export function serverSkipReason(kind: DialectName): string | undefined {

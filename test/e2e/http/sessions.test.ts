@@ -47,6 +47,8 @@ async function within2s(probe: () => Promise<{ status: number }>, status: number
 const me = (http: Client, token: string) => http.get('/auth_policies?page_size=1', bearer(token));
 
 forEachAuthDatabase('sessions', (ctx, kind) => {
+  // The other server hears of a change by NOTIFY, which PGlite does not deliver across connections.
+  const acrossServers = serverIt(kind);
   let second: TestServer | undefined;
   let other: Client;
   beforeAll(async () => {
@@ -73,10 +75,9 @@ forEachAuthDatabase('sessions', (ctx, kind) => {
     expect(stored).not.toContain(pair.token);
   });
 
-  // The other server hears of the change by NOTIFY, which PGlite does not deliver across connections.
   const reuse =
     'refresh rotates; the old refresh token presented again revokes the whole session, everywhere';
-  serverIt(kind)(reuse, async () => {
+  acrossServers(reuse, async () => {
     const { http } = ctx();
     const user = await newUser(ctx());
     const first = await login(http, user.username, user.password);
@@ -159,9 +160,8 @@ forEachAuthDatabase('sessions', (ctx, kind) => {
     expect((await http.post('/auth/refresh', { refresh_token: b.refresh_token })).status).toBe(200);
   });
 
-  // The other server hears of the change by NOTIFY, which PGlite does not deliver across connections.
   const revokeAll = 'sessions/revoke logs the caller out everywhere; another system’s token stays stateless';
-  serverIt(kind)(revokeAll, async () => {
+  acrossServers(revokeAll, async () => {
     const { http, mint } = ctx();
     const user = await newUser(ctx());
     const a = await login(http, user.username, user.password);
@@ -227,10 +227,9 @@ forEachAuthDatabase('sessions', (ctx, kind) => {
     expect(throttled.headers.get('retry-after')).toMatch(/^[0-9]+$/);
   });
 
-  // The other server hears of the change by NOTIFY, which PGlite does not deliver across connections.
   const adminChange =
     'an admin changing is_admin or the password through /auth_users, or deleting the user, ends their sessions';
-  serverIt(kind)(adminChange, async () => {
+  acrossServers(adminChange, async () => {
     const { http, admin } = ctx();
     for (const change of [{ is_admin: true }, { password: 'set-by-the-admin' }, 'delete'] as const) {
       const user = await newUser(ctx());
@@ -251,10 +250,9 @@ forEachAuthDatabase('sessions', (ctx, kind) => {
     }
   });
 
-  // The other server hears of the change by NOTIFY, which PGlite does not deliver across connections.
   const changedByHand =
     'is_admin and username of a session come from the stored user: a change made in the database counts within 2 s';
-  serverIt(kind)(changedByHand, async () => {
+  acrossServers(changedByHand, async () => {
     const { http, sql } = ctx();
     const user = await newUser(ctx());
     const pair = await login(http, user.username, user.password);
