@@ -16,7 +16,12 @@ describe('readJsonBody', () => {
 
   beforeAll(async () => {
     server = createServer((req: IncomingMessage, res) => {
-      readJsonBody(req, LIMITS).then(
+      // `x-read: twice` reads the body, then asks for it again from the ended stream.
+      const read =
+        req.headers['x-read'] === 'twice'
+          ? readJsonBody(req, LIMITS).then(() => readJsonBody(req, LIMITS))
+          : readJsonBody(req, LIMITS);
+      read.then(
         (value) => {
           outcomes.push({ value });
           res.end(JSON.stringify({ value }));
@@ -74,6 +79,11 @@ describe('readJsonBody', () => {
     // client's request fails.
     await expect(send(Array.from({ length: 17 }, () => chunk))).rejects.toThrow();
     expect(outcomes.slice(before)).toEqual([{ error: 'payload_too_large' }]);
+  });
+
+  it('a body already read is empty when asked for again, not a wait for an end that never comes', async () => {
+    const reply = await send(['{"a":1}'], { 'x-read': 'twice' });
+    expect(JSON.parse(reply.body)).toEqual({ error: 'invalid_json' });
   });
 
   it('rejects when the request closes before its body ended', async () => {
