@@ -163,7 +163,10 @@ export function judge(
   for (const { state, limit } of checks) {
     const { failures, pending } = liveCounts(state, now, windowMs);
     if (failures >= limit) {
-      retryAfter = Math.max(retryAfter, Math.max(1, Math.ceil((state.windowStart + windowMs - now) / 1000)));
+      // A concurrent attempt that read its clock after `now` may have started the window, so
+      // what is left of it is capped at the window's length.
+      const left = Math.min(windowMs, state.windowStart + windowMs - now);
+      retryAfter = Math.max(retryAfter, Math.max(1, Math.ceil(left / 1000)));
     } else if (failures + pending >= limit) full = true;
   }
   if (retryAfter > 0) return { kind: 'refuse', retryAfter };
