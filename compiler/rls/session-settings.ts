@@ -13,8 +13,20 @@ export interface SessionSetting {
 }
 
 /** The claims as JSON that PostgreSQL's jsonb accepts: members with unstorable names dropped. */
-const claimsJson = (claims: AuthUser['claims']): string =>
+const claimsText = (claims: AuthUser['claims']): string =>
   JSON.stringify(claims, (key: string, value: unknown) => (usableText(key) === null ? undefined : usableJson(value)));
+
+// A verified token's claims are one object frozen all the way down (runtime/auth/tokens.ts), shared
+// by every request with that token: its text is computed once. Claims not frozen are never kept.
+const claimsTexts = new WeakMap<AuthUser['claims'], string>();
+function claimsJson(claims: AuthUser['claims']): string {
+  let text = claimsTexts.get(claims);
+  if (text === undefined) {
+    text = claimsText(claims);
+    if (Object.isFrozen(claims)) claimsTexts.set(claims, text);
+  }
+  return text;
+}
 
 /**
  * Every setting the runtime sets, in this order, at the start of each request's transaction.

@@ -29,6 +29,7 @@ import { policyDenied } from '../enforce/denials.js';
 import type { AuthenticatedUser } from '../auth/users.js';
 import { clientAddress } from './client-address.js';
 import { readJsonBody } from './read-json-body.js';
+import { sendJson } from './send-json.js';
 
 export interface AdminCredentials {
   readonly username: string;
@@ -258,7 +259,7 @@ export function authRoutes(deps: AuthRoutesDeps): RequestHandler {
     }
     const user = await deps.authenticate(req);
     const result = await route(deps, req, user);
-    res.status(result.status).json(result.body);
+    sendJson(res, result.status, result.body);
   };
 }
 

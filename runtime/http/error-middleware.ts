@@ -6,6 +6,7 @@ import type { ErrorRequestHandler } from 'express';
 import { httpStatusOf, isRestError } from '../../errors/rest-error.js';
 import type { Logger } from '../logger.js';
 import { requestIdFrom } from './common-headers.js';
+import { sendJson } from './send-json.js';
 
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
@@ -22,12 +23,12 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
         logger.warn({ ...entry, status, code: err.code, err: err.cause ?? err }, err.message);
       else logger.debug({ ...entry, status, code: err.code }, err.message);
       for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-      res.status(status).json(err.toBody());
+      sendJson(res, status, err.toBody());
       return;
     }
     const cause = isRestError(err) ? (err.cause ?? err) : err;
     logger.error({ ...entry, status: 500, err: cause }, 'internal error');
-    res.status(500).json({
+    sendJson(res, 500, {
       error: {
         code: 'internal',
         message: `internal error (request id ${requestId})`,

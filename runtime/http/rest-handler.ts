@@ -12,6 +12,7 @@ import { parseQuery } from '../request/parse-query.js';
 import { parseTableRequest } from '../request/parse-request.js';
 import { parseRoute } from '../request/parse-route.js';
 import { readJsonBody } from './read-json-body.js';
+import { sendJson } from './send-json.js';
 
 /** Finds a served table by its exact name; undefined when the schema has no such table. */
 export interface SchemaLookup {
@@ -63,7 +64,7 @@ export function restHandler(deps: RestHandlerDeps): RequestHandler {
     const route = parseRoute(req.method, path);
     if (route.kind === 'health') {
       const result = await checkHealth(deps.adapter, deps.authEnabled);
-      res.status(result.status).json(result.body);
+      sendJson(res, result.status, result.body);
       return;
     }
     const user = await deps.authenticate(req);
@@ -72,6 +73,6 @@ export function restHandler(deps: RestHandlerDeps): RequestHandler {
     const body = writesBody ? await readJsonBody(req) : undefined;
     const request = parseTableRequest({ ...route, query, body, maxRows: deps.maxRows });
     const result = await handleTableRequest(deps, request, table, user, snapshot);
-    res.status(result.status).json(result.body);
+    sendJson(res, result.status, result.body);
   };
 }

@@ -133,4 +133,16 @@ describe('session settings', () => {
       'read_mine',
     ]);
   });
+
+  it("keep a frozen claims object's text, and read claims that are not frozen afresh each time", () => {
+    const claimsOf = (claims: Record<string, unknown>) =>
+      sessionSettingValues({ ...ANONYMOUS, claims }, 'read').find((s) => s.name === 'rest.claims')?.value;
+    const open: Record<string, unknown> = { org: 'a' };
+    expect(claimsOf(open)).toBe('{"org":"a"}');
+    open['org'] = 'b';
+    expect(claimsOf(open)).toBe('{"org":"b"}');
+    const frozen = Object.freeze({ org: 'c' });
+    expect(claimsOf(frozen)).toBe('{"org":"c"}');
+    expect(claimsOf(frozen)).toBe('{"org":"c"}');
+  });
 });
