@@ -396,3 +396,16 @@ ${startupSection(report.startup)}
 ${report.compilerBench.ok ? `\`\`\`text\n${report.compilerBench.value.trim()}\n\`\`\`` : `Not included: ${report.compilerBench.reason}`}
 `;
 }
+
+/**
+ * The heading after which BENCHMARKS.md holds notes written by hand (runs of the peer harness,
+ * profiles, what each stop measured): a full run rewrites what comes before it and keeps the rest.
+ */
+export const NOTES_HEADING = '## Notes by stop (written by hand; `npm run bench` keeps them)';
+
+/** `generated` followed by the notes of `existing` (from NOTES_HEADING on), if it has any. */
+export function withKeptNotes(generated: string, existing: string | undefined): string {
+  const at = existing === undefined ? -1 : existing.indexOf(`\n${NOTES_HEADING}\n`);
+  if (existing === undefined || at === -1) return generated;
+  return `${generated.trimEnd()}\n\n${existing.slice(at + 1)}`;
+}

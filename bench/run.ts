@@ -6,7 +6,7 @@
 
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +51,7 @@ import {
   type TeamReport,
   type TeamRow,
 } from './report-model.js';
-import { renderMarkdown } from './report-markdown.js';
+import { renderMarkdown, withKeptNotes } from './report-markdown.js';
 import { countRoundTrips } from './round-trips.js';
 import { freePort, oneLine, startServer, type ServerProcess } from './server-process.js';
 import {
@@ -1167,7 +1167,9 @@ async function main(): Promise<number> {
         `${report.mode === 'smoke' ? 'smoke' : isFullProtocol(report.config) ? 'full' : 'shortened'} run of ${startedAt.slice(0, 10)}, ${options.rounds} ${options.rounds === 1 ? 'round' : 'rounds'} × ${windowText(options.roundWindow)}, ${options.connections} connections; whiskers: min–max over rounds`,
       ),
     );
-    writeFileSync(paths.markdown, renderMarkdown(report, relative(dirname(paths.markdown), paths.chart)));
+    const markdown = renderMarkdown(report, relative(dirname(paths.markdown), paths.chart));
+    const existing = existsSync(paths.markdown) ? readFileSync(paths.markdown, 'utf8') : undefined;
+    writeFileSync(paths.markdown, withKeptNotes(markdown, existing));
 
     log('');
     for (const t of report.targets) log(`${t.met ? 'met   ' : 'MISSED'}  ${t.target}: ${t.measured}`);
