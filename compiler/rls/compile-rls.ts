@@ -118,9 +118,14 @@ export function compileRls(input: RlsInput): string[] {
   const readBySubqueries = input.schema !== undefined && set.subqueryTables.has(input.table) && byPredicate.size > 1;
   const thisTable = postgresLiteral(input.table);
   // The whole test on the settings is one `(select …)`: PostgreSQL computes it once per statement
-  // (an InitPlan) and tests a boolean per row. Written as `(select action) IN (…)`, only the
+  // (an InitPlan) and compares one integer per row. Written as `(select action) IN (…)`, only the
   // setting was computed once and the IN list was compared on every row the scan read, which
-  // measured some 25 µs of a 250 µs owner read of 200 rows. NULL (a setting unset) stays NULL.
+  // measured some 25 µs of a 250 µs owner read of 200 rows. It is an equality, not the bare boolean
+  // InitPlan, because of what the planner estimates: a bare boolean passes half the rows, an
+  // equality with an unknown side 0.5% (DEFAULT_EQ_SEL), which is what a caller's share of a served
+  // table usually is. Estimated at half, a team read (`team_id = ANY (ARRAY(SELECT …))`) walked the
+  // primary key through ten thousand rows instead of the team_id index, at 2.5× the PostgreSQL CPU
+  // (BENCHMARKS.md, stop 26). NULL (a setting unset) and false give NULL, which denies.
   const selector = (actions: readonly Action[]): string => {
     const byAction = `${actionSettingSql} IN (${actions.map((a) => `'${a}'`).join(', ')})`;
     const test = !readBySubqueries
@@ -128,7 +133,7 @@ export function compileRls(input: RlsInput): string[] {
       : actions.includes('read')
         ? `${byAction} OR ${tableSettingSql} <> ${thisTable}`
         : `${byAction} AND ${tableSettingSql} = ${thisTable}`;
-    return `(select ${test})`;
+    return `(select case when ${test} then 1 end) = 1`;
   };
   const arms = [...byPredicate]
     .filter(([p]) => p !== 'false')

@@ -333,10 +333,10 @@ describe('native RLS of a table read by subqueries', () => {
     });
     const select = ddl.find((s) => s.startsWith('CREATE POLICY "rest_members_select"')) ?? '';
     expect(select).toContain(
-      `((select (select nullif(current_setting('rest.action', true), '')) IN ('read') OR (select nullif(current_setting('rest.table', true), '')) <> 'members') AND ("user_id" = `,
+      `((select case when (select nullif(current_setting('rest.action', true), '')) IN ('read') OR (select nullif(current_setting('rest.table', true), '')) <> 'members' then 1 end) = 1 AND ("user_id" = `,
     );
     expect(select).toContain(
-      `((select (select nullif(current_setting('rest.action', true), '')) IN ('create') AND (select nullif(current_setting('rest.table', true), '')) = 'members') AND `,
+      `((select case when (select nullif(current_setting('rest.action', true), '')) IN ('create') AND (select nullif(current_setting('rest.table', true), '')) = 'members' then 1 end) = 1 AND `,
     );
     // Without the schema (a runtime that does not serve subqueries) the DDL is as before.
     const plain = compileRls({

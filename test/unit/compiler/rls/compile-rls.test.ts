@@ -35,8 +35,8 @@ describe('compileRls', () => {
     expect(compileRls({ table: 'posts', columns: COLUMNS, policies: ROWS, roles: ['rest_anon', 'rest_user'] })).toEqual([
       'ALTER TABLE "posts" ENABLE ROW LEVEL SECURITY',
       'DROP POLICY IF EXISTS "rest_posts_select" ON "posts"',
-      `CREATE POLICY "rest_posts_select" ON "posts" AS RESTRICTIVE FOR SELECT ${TO} USING (((select ${ACTION} IN ('read')) AND true) OR ` +
-        `((select ${ACTION} IN ('read_mine', 'update', 'delete')) AND ${OWNER}) OR ((select ${ACTION} IN ('create')) AND ${AUTHENTICATED}))`,
+      `CREATE POLICY "rest_posts_select" ON "posts" AS RESTRICTIVE FOR SELECT ${TO} USING (((select case when ${ACTION} IN ('read') then 1 end) = 1 AND true) OR ` +
+        `((select case when ${ACTION} IN ('read_mine', 'update', 'delete') then 1 end) = 1 AND ${OWNER}) OR ((select case when ${ACTION} IN ('create') then 1 end) = 1 AND ${AUTHENTICATED}))`,
       'DROP POLICY IF EXISTS "rest_posts_insert" ON "posts"',
       `CREATE POLICY "rest_posts_insert" ON "posts" AS RESTRICTIVE FOR INSERT ${TO} WITH CHECK (${AUTHENTICATED})`,
       'DROP POLICY IF EXISTS "rest_posts_update" ON "posts"',
@@ -51,7 +51,7 @@ describe('compileRls', () => {
   it('keeps one policy for every action a single conjunct an index can serve', () => {
     const ddl = compileRls({ table: 'notes', columns: COLUMNS, policies: [row(3, 'all', 'all', 'user_id = auth_user.id')], roles: ['rest'] });
     expect(ddl[2]).toBe(
-      `CREATE POLICY "rest_notes_select" ON "notes" AS RESTRICTIVE FOR SELECT TO "rest" USING (((select ${ACTION} IN ('read', 'read_mine', 'create', 'update', 'delete')) AND ${OWNER}))`,
+      `CREATE POLICY "rest_notes_select" ON "notes" AS RESTRICTIVE FOR SELECT TO "rest" USING (((select case when ${ACTION} IN ('read', 'read_mine', 'create', 'update', 'delete') then 1 end) = 1 AND ${OWNER}))`,
     );
   });
 
@@ -63,7 +63,7 @@ describe('compileRls', () => {
       roles: ['rest'],
     });
     expect(ddl[4]).toBe('CREATE POLICY "rest_tags_insert" ON "tags" AS RESTRICTIVE FOR INSERT TO "rest" WITH CHECK (false)');
-    expect(ddl[2]).toBe(`CREATE POLICY "rest_tags_select" ON "tags" AS RESTRICTIVE FOR SELECT TO "rest" USING (((select ${ACTION} IN ('read')) AND true))`);
+    expect(ddl[2]).toBe(`CREATE POLICY "rest_tags_select" ON "tags" AS RESTRICTIVE FOR SELECT TO "rest" USING (((select case when ${ACTION} IN ('read') then 1 end) = 1 AND true))`);
   });
 
   it('accepts a compiled PolicySet and quotes table and role names', () => {
