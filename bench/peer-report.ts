@@ -6,10 +6,11 @@ import {
   ratiosByRound,
   spread,
   summarize,
+  timesText as times,
   type RoundSample,
-  type Spread,
   type TargetCheck,
 } from './report-model.js';
+import { ONE_ROUND_TRIP } from './targets.js';
 
 /** What the harness's bench.mjs writes for one variant in one round (the fields read here). */
 export interface PeerRun {
@@ -44,15 +45,17 @@ export interface PeerTrips {
 export const PEER_REFERENCE = 'platformatic';
 export const PEER_NATIVE = 'rest-native@node22';
 export const PEER_PORTABLE = 'rest-portable@node22';
-export const PEER_VARIANTS = [PEER_NATIVE, PEER_PORTABLE, PEER_REFERENCE] as const;
+/** rest's two paths, each measured against PEER_REFERENCE. */
+const REST_VARIANTS = [PEER_NATIVE, PEER_PORTABLE] as const;
+type RestVariant = (typeof REST_VARIANTS)[number];
+export const PEER_VARIANTS = [...REST_VARIANTS, PEER_REFERENCE] as const;
 
 /** Issue 16's req/s targets against Platformatic DB, by scenario and variant. */
-export const PEER_RPS_TARGETS: Readonly<Record<'read' | 'write', Readonly<Record<string, number>>>> = {
+export const PEER_RPS_TARGETS: Readonly<Record<'read' | 'write', Readonly<Record<RestVariant, number>>>> = {
   read: { [PEER_NATIVE]: 1.2, [PEER_PORTABLE]: 1.3 },
   write: { [PEER_NATIVE]: 1.1, [PEER_PORTABLE]: 1.2 },
 };
 export const PEER_RSS_LIMIT_MB = 160;
-const ONE_ROUND_TRIP = 1.05;
 
 const LABELS: Readonly<Record<string, string>> = {
   [PEER_NATIVE]: 'rest native RLS',
@@ -91,8 +94,6 @@ export function parseTrace(text: string): ReadonlyMap<string, PeerTrips> {
   }
   return trips;
 }
-
-const times = (s: Spread): string => `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
 
 function rpsTarget(results: PeerResults, variant: string, target: number): TargetCheck {
   const name = `${results.scenario}s, ${labelOf(variant)} ≥ ${target}× ${labelOf(PEER_REFERENCE)}'s req/s`;
@@ -137,21 +138,24 @@ export interface PeerScenario {
 
 /** Every target of issue 16 the harness measures, met or missed; a scenario not run misses its own. */
 export function peerTargets(read: PeerScenario, write: PeerScenario | undefined): readonly TargetCheck[] {
-  const rest = [PEER_NATIVE, PEER_PORTABLE];
+  const rest = REST_VARIANTS;
   const scenarios = [read, ...(write === undefined ? [] : [write])];
   return [
-    ...rest.map((v) => rpsTarget(read.results, v, PEER_RPS_TARGETS.read[v] as number)),
+    ...rest.map((v) => rpsTarget(read.results, v, PEER_RPS_TARGETS.read[v])),
     ...rest.map((v) => p99Target(read.results, v)),
     ...(write === undefined
       ? rest.map((v) => ({ target: `writes, ${labelOf(v)}`, measured: 'not run', met: false }))
-      : rest.map((v) => rpsTarget(write.results, v, PEER_RPS_TARGETS.write[v] as number))),
+      : rest.map((v) => rpsTarget(write.results, v, PEER_RPS_TARGETS.write[v]))),
     ...scenarios.flatMap((s) => rest.map((v) => tripsTarget(s.results.scenario, s.trips, v))),
     ...rest.map((v) => rssTarget(scenarios.map((s) => s.results), v)),
   ];
 }
 
 const f0 = (x: number | null): string => (x === null || !Number.isFinite(x) ? '–' : x.toFixed(0));
-const pct = (xs: readonly number[]): string => `${spread(xs).median.toFixed(1)}% (max ${spread(xs).max.toFixed(1)}%)`;
+const pct = (xs: readonly number[]): string => {
+  const { median, max } = spread(xs);
+  return `${median.toFixed(1)}% (max ${max.toFixed(1)}%)`;
+};
 
 /** One row per variant: req/s median (min–max), ratio to Platformatic by round, p50/p99, CPU, RSS, noise. */
 function scenarioTable(s: PeerScenario): string {

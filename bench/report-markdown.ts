@@ -12,6 +12,7 @@ import type {
   Spread,
   TeamReport,
 } from './report-model.js';
+import { timesText } from './report-model.js';
 import { STARTUP_COMMANDS, STARTUP_LIMITS, type StartupCommand, type StartupReport } from './startup.js';
 import { LOGIN_READ_P99_LIMIT_MS, SESSION_READ_MIN_RATIO, TEAM_READ_MIN_RATIO } from './targets.js';
 
@@ -21,8 +22,7 @@ const num = (v: number, digits = 0): string =>
     : '–';
 const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : '–');
 const orDash = (v: number | null, digits = 0): string => (v === null ? '–' : num(v, digits));
-const times = (s: Spread | null): string =>
-  s === null ? '–' : `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
+const times = (s: Spread | null): string => (s === null ? '–' : timesText(s));
 const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
 /** More than this share of the CPU used by other work marks the run as done on a busy machine. */
 const BUSY_SHARE = 0.1;
