@@ -51,13 +51,15 @@ export const TABLE_SETTING: SessionSetting = Object.freeze({
   valueOf: (_u: AuthUser, _a: Action, table: string | undefined) => table ?? '',
 });
 
+const WITH_TABLE: readonly SessionSetting[] = Object.freeze([...SESSION_SETTINGS, TABLE_SETTING]);
+
 /** `{name, value}` pairs for one request, ready for `set_config`; with `table`, TABLE_SETTING last. */
 export function sessionSettingValues(
   user: AuthUser,
   action: Action,
   table?: string,
 ): readonly { name: string; value: string }[] {
-  const settings = table === undefined ? SESSION_SETTINGS : [...SESSION_SETTINGS, TABLE_SETTING];
+  const settings = table === undefined ? SESSION_SETTINGS : WITH_TABLE;
   return settings.map((s) => ({ name: s.name, value: s.valueOf(user, action, table) }));
 }
 

@@ -141,8 +141,15 @@ describe('session settings', () => {
     expect(claimsOf(open)).toBe('{"org":"a"}');
     open['org'] = 'b';
     expect(claimsOf(open)).toBe('{"org":"b"}');
-    const frozen = Object.freeze({ org: 'c' });
+    let reads = 0;
+    const frozen = Object.freeze({
+      get org() {
+        reads += 1;
+        return 'c';
+      },
+    });
     expect(claimsOf(frozen)).toBe('{"org":"c"}');
     expect(claimsOf(frozen)).toBe('{"org":"c"}');
+    expect(reads).toBe(1);
   });
 });
