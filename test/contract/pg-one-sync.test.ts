@@ -185,6 +185,19 @@ describe('OneSync [postgres]', () => {
     expect((await client.query({ ...ran, values: [6] })).rows).toEqual([{ v: 6 }]);
   });
 
+  it('does not bind a name another query on the client is still parsing: it parses its text unnamed', async () => {
+    const probe = { name: 'one_sync_pending', text: 'SELECT $1::int + 1 AS v', values: [1] };
+    // Both are on the wire before either is answered; the first fails before its Parse of the name.
+    const first = OneSync.run(client, [{ text: 'SELECT 1 / 0', values: [] }, probe], types);
+    const second = OneSync.run(client, [{ ...probe, values: [2] }], types);
+    expect(failure(await first)).toEqual({ index: 0, code: '22012', unsettledNames: true });
+    expect(results(await second)[0]?.rows).toEqual([{ v: 3 }]);
+    // The name was never kept: the next use parses it.
+    expect(results(await OneSync.run(client, [{ ...probe, values: [5] }], types))[0]?.rows).toEqual([
+      { v: 6 },
+    ]);
+  });
+
   it('keeps the order of queries queued around it on the same client', async () => {
     const before = client.query('SELECT 1 AS v');
     const middle = OneSync.run(

@@ -18,6 +18,8 @@ import { prepareValue } from 'pg/lib/utils.js';
 interface Connection {
   readonly stream: { cork?(): void; uncork?(): void };
   readonly parsedStatements: Record<string, string | undefined>;
+  /** Names whose Parse is on the wire, not yet answered (pg's own bookkeeping in pipeline mode). */
+  readonly submittedNamedStatements: Record<string, string | undefined>;
   parse(message: { text: string; name?: string; types?: unknown[] }): void;
   bind(message: {
     portal: string;
@@ -103,10 +105,13 @@ export class OneSync extends pg.Query {
     connection.stream.cork?.();
     try {
       for (const [index, statement] of this.#statements.entries()) {
-        const name = statement.name ?? '';
+        const name = this.#nameFor(connection, statement);
         if (name === '' || connection.parsedStatements[name] === undefined) {
           connection.parse({ text: statement.text, name, types: [] });
-          if (name !== '') this.#parsing.push({ name, text: statement.text, index });
+          if (name !== '') {
+            connection.submittedNamedStatements[name] = statement.text;
+            this.#parsing.push({ name, text: statement.text, index });
+          }
         }
         connection.bind({
           portal: '',
@@ -123,6 +128,17 @@ export class OneSync extends pg.Query {
       connection.stream.uncork?.();
     }
   };
+
+  /**
+   * The name to bind `statement` by: its own, unless another query on this pipelined client parses
+   * that name and has not been answered yet. Whether PostgreSQL keeps it depends on how that query
+   * ends (a failure before its Parse skips it), so this one parses its text unnamed instead.
+   */
+  #nameFor(connection: Connection, statement: pg.QueryConfig): string {
+    const name = statement.name ?? '';
+    if (name === '' || connection.parsedStatements[name] !== undefined) return name;
+    return connection.submittedNamedStatements[name] === undefined ? name : '';
+  }
 
   #result(): Result {
     this.#current ??= new Result(undefined, this.#types);
@@ -174,10 +190,11 @@ export class OneSync extends pg.Query {
 
   /** Enters the names parsed by statements before `ran` as pg would; true if any later one was parsed. */
   #recordParsed(ran: number): boolean {
-    const parsed = this.#connection?.parsedStatements;
+    const connection = this.#connection;
     let unsettled = false;
     for (const { name, text, index } of this.#parsing) {
-      if (index < ran && parsed !== undefined) parsed[name] = text;
+      if (connection !== undefined) delete connection.submittedNamedStatements[name];
+      if (index < ran && connection !== undefined) connection.parsedStatements[name] = text;
       else unsettled = true;
     }
     this.#parsing = [];

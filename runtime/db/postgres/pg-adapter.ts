@@ -1,7 +1,9 @@
 // PostgreSQL adapter on a pg Pool: type parsers for identical JSON, transactions that always
 // leave the client clean, pipelined transactions (one round trip for a request's opening
 // statements and its statement, with one Sync when that is all), catalog introspection of
-// current_schema() and a cheap schema version. One client lifecycle (#withClient) serves every path, the native RLS one included.
+// current_schema() and a cheap schema version. Work of one Sync (a single statement, a native-RLS
+// request) runs on lanes that concurrent requests share (pg-lanes.ts); explicit transactions check
+// out a client of their own (#withClient).
 
 import pg from 'pg';
 import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
@@ -28,6 +30,7 @@ import { internalError } from '../../../errors/rest-error.js';
 import { adapterClosed, connectionFailure } from '../map-db-error.js';
 import { isConnectionFailure, mapPgError, pgErrors } from './pg-errors.js';
 import { OneSync, type OneSyncOutcome } from './one-sync.js';
+import { createLanes, laneCount, type Lanes } from './pg-lanes.js';
 import { createPreparedStatements, type PreparedStatements } from './pg-prepared.js';
 
 // Text-format parsers by type OID (pg_type.oid; https://github.com/brianc/node-pg-types).
@@ -135,10 +138,11 @@ export interface Pipeline {
 export interface PgAdapter extends DbAdapter {
   readonly kind: 'postgres';
   /**
-   * Runs `fn` in one transaction on one pipelined client: `opening` and `fn`'s first statement are
-   * written in one segment (with one Sync in `single` mode, after BEGIN in `transaction` mode), so
-   * that statement costs one round trip. A failing statement aborts the transaction; the client is
-   * rolled back before it returns to the pool, and destroyed when its connection failed.
+   * Runs `fn` in one transaction: `opening` and `fn`'s first statement are written in one segment
+   * (with one Sync in `single` mode, on a lane shared with other requests; after BEGIN in
+   * `transaction` mode, on a client of its own), so that statement costs one round trip. A failing
+   * statement aborts the transaction; a client of its own is rolled back before it returns to the
+   * pool, and a client whose connection failed is destroyed.
    */
   pipelined<T>(pipeline: Pipeline, fn: (session: DbSession) => Promise<T>): Promise<T>;
 }
@@ -163,6 +167,7 @@ function sendPipelined(
   }
 }
 
+const NO_OPENING: Pipeline = Object.freeze({ opening: [], mode: 'single' });
 const BEGIN: pg.QueryConfig = Object.freeze({ text: 'BEGIN' });
 const COMMIT: pg.QueryConfig = Object.freeze({ text: 'COMMIT' });
 
@@ -178,6 +183,8 @@ class PgAdapterImpl implements PgAdapter {
   readonly dialect = postgresDialect;
   readonly #pool: pg.Pool;
   readonly #prepared: PreparedStatements;
+  /** Shared pipelined clients for work of one Sync (pg-lanes.ts). */
+  readonly #lanes: Lanes;
   /** The tables' column names and types at the last introspection. */
   #columnTypes: string | undefined;
   #closed = false;
@@ -185,20 +192,15 @@ class PgAdapterImpl implements PgAdapter {
   constructor(pool: pg.Pool, prepared: PreparedStatements) {
     this.#pool = pool;
     this.#prepared = prepared;
+    this.#lanes = createLanes(pool, {
+      limit: laneCount(pool.options.max),
+      stale: (client) => prepared.isStale(client),
+      connectError: mapPgError,
+    });
   }
 
   #ensureOpen(): void {
     if (this.#closed) throw adapterClosed();
-  }
-
-  async #run(client: pg.PoolClient, sql: RenderedSql, fail: (e: unknown) => void): Promise<QueryResult> {
-    const query = this.#prepared.queryFor(client, sql);
-    try {
-      return toResult(await client.query(query));
-    } catch (e) {
-      if (isConnectionFailure(e)) fail(e);
-      throw this.#prepared.schemaChanged(e, query) ?? mapPgError(e);
-    }
   }
 
   /**
@@ -229,7 +231,69 @@ class PgAdapterImpl implements PgAdapter {
   }
 
   query(sql: RenderedSql): Promise<QueryResult> {
-    return this.#withClient((client, { fail }) => this.#run(client, sql, fail));
+    return this.#oneSync(NO_OPENING, sql);
+  }
+
+  /**
+   * `opening` and `sql` with one Sync, on a lane shared with other requests (pg-lanes.ts) or, when
+   * none can take it, on a client of its own.
+   */
+  async #oneSync(pipeline: Pipeline, sql: RenderedSql): Promise<QueryResult> {
+    this.#ensureOpen();
+    return (
+      this.#lanes.run((lane) =>
+        this.#oneSyncOn(lane.client, (e) => this.#lanes.retire(lane, e), pipeline, sql),
+      ) ?? this.#withClient((client, { fail }) => this.#oneSyncOn(client, fail, pipeline, sql))
+    );
+  }
+
+  /** `fn` with a session whose one statement goes with `pipeline`'s opening in one Sync. */
+  async #single<T>(pipeline: Pipeline, fn: (session: DbSession) => Promise<T>): Promise<T> {
+    this.#ensureOpen();
+    let statements = 0;
+    return fn({
+      query: async (sql) => {
+        statements += 1;
+        // After its one Sync the transaction has committed and its settings are gone: a second
+        // statement would run outside them. Never let it.
+        if (statements > 1) throw internalError('a single-statement request ran a second statement');
+        return this.#oneSync(pipeline, sql);
+      },
+    });
+  }
+
+  /** Sends the statements on `client` (synchronously, before the first await) and maps how they ended. */
+  async #oneSyncOn(
+    client: pg.ClientBase,
+    fail: (e: unknown) => void,
+    pipeline: Pipeline,
+    sql: RenderedSql,
+  ): Promise<QueryResult> {
+    const opening = pipeline.opening.map((o) => this.#prepared.queryFor(client, o));
+    const statement = this.#prepared.queryFor(client, sql);
+    let outcome: OneSyncOutcome;
+    try {
+      // The opening statements' rows (the settings' echoed values) are never read.
+      outcome = await OneSync.run(client, [...opening, statement], types, opening.length);
+    } catch (e) {
+      fail(e);
+      throw mapPgError(e);
+    }
+    if (outcome.ok) {
+      const result = outcome.results[opening.length];
+      if (result === undefined) throw internalError('the statement of a one-Sync request gave no result');
+      return toResult(result);
+    }
+    // A connection failure, or a statement name whose state on the server is unknown: the client
+    // is not reused.
+    if (isConnectionFailure(outcome.error) || outcome.unsettledNames) fail(outcome.error);
+    if (outcome.index < opening.length)
+      throw pipeline.openingError?.(outcome.error) ?? mapPgError(outcome.error);
+    throw (
+      this.#prepared.schemaChanged(outcome.error, statement) ??
+      pipeline.statementError?.(outcome.error) ??
+      mapPgError(outcome.error)
+    );
   }
 
   /** BEGIN travels with the first statement: a one-statement transaction costs two round trips. */
@@ -238,6 +302,8 @@ class PgAdapterImpl implements PgAdapter {
   }
 
   pipelined<T>(pipeline: Pipeline, fn: (session: DbSession) => Promise<T>): Promise<T> {
+    // One Sync: one implicit transaction that the Sync commits (one-sync.ts), no BEGIN and no COMMIT.
+    if (pipeline.mode === 'single') return this.#single(pipeline, fn);
     return this.#withClient(async (client, health) => {
       const noteFailure = (e: unknown): void => {
         if (isConnectionFailure(e)) health.fail(e);
@@ -253,37 +319,9 @@ class PgAdapterImpl implements PgAdapter {
         }
       };
       const openingStatements = pipeline.opening.map((sql) => this.#prepared.queryFor(client, sql));
-      // A single statement and the opening ones go with one Sync: one implicit transaction that
-      // the Sync commits (one-sync.ts), no BEGIN and no COMMIT.
-      const single = async (statement: pg.QueryConfig): Promise<QueryResult> => {
-        let outcome: OneSyncOutcome;
-        try {
-          // The opening statements' rows (the settings' echoed values) are never read.
-          outcome = await OneSync.run(
-            client,
-            [...openingStatements, statement],
-            types,
-            openingStatements.length,
-          );
-        } catch (e) {
-          health.fail(e);
-          throw mapPgError(e);
-        }
-        if (outcome.ok) {
-          const result = outcome.results[openingStatements.length];
-          if (result === undefined) throw internalError('the statement of a one-Sync request gave no result');
-          return toResult(result);
-        }
-        noteFailure(outcome.error);
-        if (outcome.unsettledNames) health.fail(outcome.error);
-        if (outcome.index < openingStatements.length)
-          throw pipeline.openingError?.(outcome.error) ?? mapPgError(outcome.error);
-        throw statementError(outcome.error, statement);
-      };
       const opening = [BEGIN, ...openingStatements];
       const first = async (sql: RenderedSql): Promise<QueryResult> => {
         const statement = this.#prepared.queryFor(client, sql);
-        if (pipeline.mode === 'single') return single(statement);
         const settled = await sendPipelined(client, [...opening, statement]);
         settled.forEach((s) => s.status === 'rejected' && noteFailure(s.reason));
         const index = settled.findIndex((s) => s.status === 'rejected');
@@ -303,17 +341,12 @@ class PgAdapterImpl implements PgAdapter {
         query: async (sql) => {
           statements += 1;
           if (statements === 1) return first(sql);
-          // After a single statement the transaction has committed and its settings are gone: a
-          // second statement would run outside them. Never let it.
-          if (pipeline.mode === 'single') {
-            throw internalError('a single-statement request ran a second statement');
-          }
           return send(this.#prepared.queryFor(client, sql));
         },
       };
       try {
         const result = await fn(session);
-        if (pipeline.mode === 'transaction' && statements > 0) await send(COMMIT);
+        if (statements > 0) await send(COMMIT);
         return result;
       } finally {
         if (!health.broken() && client.getTransactionStatus() !== 'I') {
@@ -373,6 +406,7 @@ class PgAdapterImpl implements PgAdapter {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#lanes.close();
     await this.#pool.end();
   }
 }

@@ -1,0 +1,167 @@
+// Lanes (runtime/db/postgres/pg-lanes.ts) through the PostgreSQL adapter on a real server: work of
+// one Sync from concurrent requests shares a few pipelined clients, a turn's requests on a lane leave
+// in one write, each request keeps its own answer and its own failure, and a lane that failed is
+// replaced.
+
+import type { Socket } from 'node:net';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pgAdapterOnPool, type PgAdapter } from '../../runtime/db/postgres/pg-adapter.js';
+import { isRestError } from '../../errors/rest-error.js';
+import { closeAndDrop, createTestDatabase, withPg, type TestDatabase } from '../support/databases.js';
+import { serverIt } from '../support/server-only.js';
+
+const sql = (text: string, values: readonly unknown[] = []) => ({ text, values });
+
+/** Counts the writes each of the pool's sockets makes (one per system call: `_write` or `_writev`). */
+function countWrites(pool: pg.Pool): { total(): number } {
+  let writes = 0;
+  pool.on('connect', (client) => {
+    const stream = client.connection.stream as Socket & {
+      _write: (...a: unknown[]) => unknown;
+      _writev?: (...a: unknown[]) => unknown;
+    };
+    const write = stream._write.bind(stream);
+    stream._write = (...a: unknown[]) => {
+      writes += 1;
+      return write(...a);
+    };
+    const writev = stream._writev?.bind(stream);
+    if (writev !== undefined) {
+      stream._writev = (...a: unknown[]) => {
+        writes += 1;
+        return writev(...a);
+      };
+    }
+  });
+  return { total: () => writes };
+}
+
+const pidOf = async (adapter: PgAdapter): Promise<number> =>
+  Number((await adapter.query(sql('SELECT pg_backend_pid() AS pid'))).rows[0]?.['pid']);
+
+describe('lanes [postgres]', () => {
+  let db: TestDatabase;
+  const adapters: PgAdapter[] = [];
+  const open = (max: number): { adapter: PgAdapter; writes: { total(): number } } => {
+    const pool = new pg.Pool({ connectionString: db.url, max, pipeline: true } as pg.PoolConfig);
+    const writes = countWrites(pool);
+    const adapter = pgAdapterOnPool(pool);
+    adapters.push(adapter);
+    return { adapter, writes };
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    await withPg(db.url, (c) => c.query('CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL)'));
+  });
+
+  afterAll(async () => {
+    await closeAndDrop(db, adapters);
+  });
+
+  it('concurrent statements share the lanes (half the pool), each with its own answer', async () => {
+    const { adapter } = open(4);
+    await pidOf(adapter);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        adapter.query(sql('SELECT $1::int AS v, pg_backend_pid() AS pid', [i])),
+      ),
+    );
+    expect(answers.map((a) => a.rows[0]?.['v'])).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    expect(new Set(answers.map((a) => a.rows[0]?.['pid'])).size).toBeLessThanOrEqual(2);
+  });
+
+  it('the requests of one turn on a lane leave in one write', async () => {
+    const { adapter, writes } = open(2);
+    await pidOf(adapter);
+    const before = writes.total();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => adapter.query(sql('SELECT $1::int * 2 AS v', [i]))),
+    );
+    expect(answers.map((a) => a.rows[0]?.['v'])).toEqual(Array.from({ length: 10 }, (_, i) => i * 2));
+    expect(writes.total() - before).toBe(1);
+  });
+
+  it('a failing request leaves the others on its lane untouched, its write rolled back', async () => {
+    const { adapter } = open(2);
+    await pidOf(adapter);
+    const settled = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) =>
+        i === 3
+          ? adapter.query(sql('INSERT INTO notes (id, body) VALUES (100, $1), (100, $1)', ['twice']))
+          : adapter.query(sql('INSERT INTO notes (id, body) VALUES ($1, $2) RETURNING id', [i, 'kept'])),
+      ),
+    );
+    expect(settled.map((s) => s.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    const failed = settled[3];
+    expect(failed?.status === 'rejected' && isRestError(failed.reason) && failed.reason.code).toBe(
+      'unique_violation',
+    );
+    const ids = await adapter.query(sql('SELECT id FROM notes ORDER BY id'));
+    expect(ids.rows.map((r) => r['id'])).toEqual([0, 1, 2, 4, 5]);
+  });
+
+  it('a statement name another request is still parsing is not bound: a failure before its Parse costs only that request', async () => {
+    const { adapter } = open(2);
+    await pidOf(adapter);
+    // Both requests send the same new statement (one name) in one turn on the one lane; the first
+    // fails in its opening statement, so PostgreSQL never parses the name for it.
+    const request = (divisor: number) =>
+      adapter.pipelined(
+        { opening: [sql('SELECT 1 / $1::int AS gate', [divisor])], mode: 'single' },
+        (session) => session.query(sql('SELECT $1::text AS echoed, 17 AS lanes_probe', ['x'])),
+      );
+    const [failed, passed] = await Promise.allSettled([request(0), request(1)]);
+    expect(failed?.status).toBe('rejected');
+    expect(passed?.status === 'fulfilled' && passed.value.rows).toEqual([{ echoed: 'x', lanes_probe: 17 }]);
+    expect((await request(1)).rows).toEqual([{ echoed: 'x', lanes_probe: 17 }]);
+  });
+
+  it('a single-statement request may not run a second statement', async () => {
+    const { adapter } = open(2);
+    await expect(
+      adapter.pipelined({ opening: [], mode: 'single' }, async (session) => {
+        await session.query(sql('SELECT 1'));
+        return session.query(sql('SELECT 2'));
+      }),
+    ).rejects.toMatchObject({
+      category: 'internal',
+      cause: { message: 'a single-statement request ran a second statement' },
+    });
+  });
+
+  serverIt()(
+    'a lane whose backend was terminated is replaced: its requests fail as unavailable, the next succeed',
+    async () => {
+      const { adapter } = open(2);
+      const pid = await pidOf(adapter);
+      const sleeping = adapter.query(sql('SELECT pg_sleep(5)')).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      await withPg(db.url, (c) => c.query('SELECT pg_terminate_backend($1)', [pid]));
+      const error = await sleeping;
+      expect(isRestError(error) && error.category).toBe('unavailable');
+      const next = await pidOf(adapter);
+      expect(next).not.toBe(pid);
+    },
+  );
+
+  it('close waits for the requests in flight on the lanes', async () => {
+    const { adapter } = open(2);
+    await pidOf(adapter);
+    const running = adapter.query(sql('SELECT pg_sleep(0.2), 5 AS v'));
+    await new Promise((resolve) => setImmediate(resolve));
+    await adapter.close();
+    expect((await running).rows[0]?.['v']).toBe(5);
+    await expect(adapter.query(sql('SELECT 1'))).rejects.toThrow();
+  });
+});
