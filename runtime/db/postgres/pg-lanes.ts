@@ -25,7 +25,7 @@ interface LaneState extends Lane {
   inflight: number;
   corked: boolean;
   retired: boolean;
-  /** Why the lane may not be reused (its connection failed): the client is destroyed on release. */
+  /** Why the lane was retired, when it failed: the error pg-pool is given on release. */
   broken: Error | undefined;
   readonly onError: (e: Error) => void;
   readonly onEnd: () => void;
@@ -138,11 +138,14 @@ export function createLanes(pool: pg.Pool, { limit, stale, connectError }: LaneO
     return running;
   };
 
+  // Backwards, so that retiring a stale lane (which removes it) skips none.
   const pick = (): LaneState | undefined => {
     let best: LaneState | undefined;
-    for (const lane of [...lanes]) {
+    for (let i = lanes.length - 1; i >= 0; i -= 1) {
+      const lane = lanes[i];
+      if (lane === undefined) continue;
       if (stale(lane.client)) retire(lane);
-      else if (best === undefined || lane.inflight < best.inflight) best = lane;
+      else if (best === undefined || lane.inflight <= best.inflight) best = lane;
     }
     return best;
   };
