@@ -83,6 +83,27 @@ describe('lanes [postgres]', () => {
     expect(writes.total() - before).toBe(1);
   });
 
+  it("one request's transaction-local settings never reach another's statement on the same lane", async () => {
+    const { adapter } = open(2);
+    await pidOf(adapter);
+    const as = (user: string | undefined) =>
+      adapter.pipelined(
+        {
+          opening: user === undefined ? [] : [sql(`SELECT set_config('rest.user_id', $1, true)`, [user])],
+          mode: 'single',
+        },
+        (session) =>
+          session.query(
+            sql(
+              `SELECT coalesce(nullif(current_setting('rest.user_id', true), ''), 'none') AS seen, pg_backend_pid() AS pid`,
+            ),
+          ),
+      );
+    const answers = await Promise.all(['1', '2', undefined, '3', undefined, '4'].map(as));
+    expect(answers.map((a) => a.rows[0]?.['seen'])).toEqual(['1', '2', 'none', '3', 'none', '4']);
+    expect(new Set(answers.map((a) => a.rows[0]?.['pid'])).size).toBe(1);
+  });
+
   it('a failing request leaves the others on its lane untouched, its write rolled back', async () => {
     const { adapter } = open(2);
     await pidOf(adapter);
