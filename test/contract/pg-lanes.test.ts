@@ -159,23 +159,27 @@ describe('lanes [postgres]', () => {
     });
   });
 
-  it('a lane prepared before a schema change takes no new statement: the next runs on a new connection', async () => {
-    const { adapter } = open(2);
-    await withPg(db.url, (c) =>
-      c.query('CREATE TABLE shapes (id int PRIMARY KEY, size int); INSERT INTO shapes VALUES (1, 7)'),
-    );
-    await adapter.introspect();
-    const select = sql('SELECT size, pg_backend_pid() AS pid FROM shapes');
-    const before = await adapter.query(select);
-    expect(before.rows[0]?.['size']).toBe(7);
-    await withPg(db.url, (c) => c.query('ALTER TABLE shapes ALTER COLUMN size TYPE text'));
-    await adapter.introspect();
-    // Statements prepared on the old lane may describe other result types; pg-prepared.ts would
-    // send every statement there unnamed (parsed each time) from now on. The lane is replaced.
-    const after = await adapter.query(select);
-    expect(after.rows[0]?.['size']).toBe('7');
-    expect(after.rows[0]?.['pid']).not.toBe(before.rows[0]?.['pid']);
-  });
+  // On PGlite every connection reports the one backend's pid.
+  serverIt()(
+    'a lane prepared before a schema change takes no new statement: the next runs on a new connection',
+    async () => {
+      const { adapter } = open(2);
+      await withPg(db.url, (c) =>
+        c.query('CREATE TABLE shapes (id int PRIMARY KEY, size int); INSERT INTO shapes VALUES (1, 7)'),
+      );
+      await adapter.introspect();
+      const select = sql('SELECT size, pg_backend_pid() AS pid FROM shapes');
+      const before = await adapter.query(select);
+      expect(before.rows[0]?.['size']).toBe(7);
+      await withPg(db.url, (c) => c.query('ALTER TABLE shapes ALTER COLUMN size TYPE text'));
+      await adapter.introspect();
+      // Statements prepared on the old lane may describe other result types; pg-prepared.ts would
+      // send every statement there unnamed (parsed each time) from now on. The lane is replaced.
+      const after = await adapter.query(select);
+      expect(after.rows[0]?.['size']).toBe('7');
+      expect(after.rows[0]?.['pid']).not.toBe(before.rows[0]?.['pid']);
+    },
+  );
 
   serverIt()(
     'a lane whose backend was terminated is replaced: its requests fail as unavailable, the next succeed',
