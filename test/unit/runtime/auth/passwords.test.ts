@@ -103,9 +103,15 @@ describe('createPasswordHasher', () => {
       return performance.now() - start;
     };
     await hasher.verifyPassword('warm up!', null);
-    const wrong = await time(() => hasher.verifyPassword('wrong password', hash));
-    const unknown = await time(() => hasher.verifyPassword('wrong password', null));
-    expect(unknown).toBeGreaterThan(wrong / 3);
+    // The fastest of three interleaved samples each: a busy machine only ever adds time, and one
+    // sample of each swung 4× under CI's load. Without the dummy comparison `unknown` is ~0 ms.
+    const wrong: number[] = [];
+    const unknown: number[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      wrong.push(await time(() => hasher.verifyPassword('wrong password', hash)));
+      unknown.push(await time(() => hasher.verifyPassword('wrong password', null)));
+    }
+    expect(Math.min(...unknown)).toBeGreaterThan(Math.min(...wrong) / 3);
   });
 
   it('runs off the event loop: timers keep firing while hashing', async () => {
