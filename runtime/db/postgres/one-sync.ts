@@ -191,10 +191,12 @@ export class OneSync extends pg.Query {
   /** Enters the names parsed by statements before `ran` as pg would; true if any later one was parsed. */
   #recordParsed(ran: number): boolean {
     const connection = this.#connection;
+    // Names are parsed only once submitted: without a connection there are none.
+    if (connection === undefined) return false;
     let unsettled = false;
     for (const { name, text, index } of this.#parsing) {
-      if (connection !== undefined) delete connection.submittedNamedStatements[name];
-      if (index < ran && connection !== undefined) connection.parsedStatements[name] = text;
+      delete connection.submittedNamedStatements[name];
+      if (index < ran) connection.parsedStatements[name] = text;
       else unsettled = true;
     }
     this.#parsing = [];

@@ -167,6 +167,9 @@ function sendPipelined(
   }
 }
 
+/** What an opening statement's driver error is thrown as: the pipeline's own, or mapped. */
+const openingError = (pipeline: Pipeline, e: unknown): unknown => pipeline.openingError?.(e) ?? mapPgError(e);
+
 const NO_OPENING: Pipeline = Object.freeze({ opening: [], mode: 'single' });
 const BEGIN: pg.QueryConfig = Object.freeze({ text: 'BEGIN' });
 const COMMIT: pg.QueryConfig = Object.freeze({ text: 'COMMIT' });
@@ -241,9 +244,8 @@ class PgAdapterImpl implements PgAdapter {
   async #oneSync(pipeline: Pipeline, sql: RenderedSql): Promise<QueryResult> {
     this.#ensureOpen();
     return (
-      this.#lanes.run((lane) =>
-        this.#oneSyncOn(lane.client, (e) => this.#lanes.retire(lane, e), pipeline, sql),
-      ) ?? this.#withClient((client, { fail }) => this.#oneSyncOn(client, fail, pipeline, sql))
+      this.#lanes.run((lane) => this.#oneSyncOn(lane.client, lane.retire, pipeline, sql)) ??
+      this.#withClient((client, { fail }) => this.#oneSyncOn(client, fail, pipeline, sql))
     );
   }
 
@@ -287,13 +289,13 @@ class PgAdapterImpl implements PgAdapter {
     // A connection failure, or a statement name whose state on the server is unknown: the client
     // is not reused.
     if (isConnectionFailure(outcome.error) || outcome.unsettledNames) fail(outcome.error);
-    if (outcome.index < opening.length)
-      throw pipeline.openingError?.(outcome.error) ?? mapPgError(outcome.error);
-    throw (
-      this.#prepared.schemaChanged(outcome.error, statement) ??
-      pipeline.statementError?.(outcome.error) ??
-      mapPgError(outcome.error)
-    );
+    if (outcome.index < opening.length) throw openingError(pipeline, outcome.error);
+    throw this.#statementError(pipeline, outcome.error, statement);
+  }
+
+  /** What a request statement's driver error is thrown as: schema_changed, the pipeline's own, or mapped. */
+  #statementError(pipeline: Pipeline, e: unknown, query: pg.QueryConfig): unknown {
+    return this.#prepared.schemaChanged(e, query) ?? pipeline.statementError?.(e) ?? mapPgError(e);
   }
 
   /** BEGIN travels with the first statement: a one-statement transaction costs two round trips. */
@@ -308,14 +310,12 @@ class PgAdapterImpl implements PgAdapter {
       const noteFailure = (e: unknown): void => {
         if (isConnectionFailure(e)) health.fail(e);
       };
-      const statementError = (e: unknown, query: pg.QueryConfig): unknown =>
-        this.#prepared.schemaChanged(e, query) ?? pipeline.statementError?.(e) ?? mapPgError(e);
       const send = async (query: pg.QueryConfig): Promise<QueryResult> => {
         try {
           return toResult(await client.query(query));
         } catch (e) {
           noteFailure(e);
-          throw statementError(e, query);
+          throw this.#statementError(pipeline, e, query);
         }
       };
       const openingStatements = pipeline.opening.map((sql) => this.#prepared.queryFor(client, sql));
@@ -327,9 +327,8 @@ class PgAdapterImpl implements PgAdapter {
         const index = settled.findIndex((s) => s.status === 'rejected');
         const failed = settled[index];
         if (failed?.status === 'rejected') {
-          if (index < opening.length)
-            throw pipeline.openingError?.(failed.reason) ?? mapPgError(failed.reason);
-          throw statementError(failed.reason, statement);
+          if (index < opening.length) throw openingError(pipeline, failed.reason);
+          throw this.#statementError(pipeline, failed.reason, statement);
         }
         const result = settled[opening.length];
         if (result?.status !== 'fulfilled') throw new Error('the pipelined statement gave no result');

@@ -19,16 +19,14 @@ import type pg from 'pg';
 
 export interface Lane {
   readonly client: pg.PoolClient;
+  /** The lane takes no new request (its connection failed, or a name's state is unknown). */
+  readonly retire: () => void;
 }
 
 interface LaneState extends Lane {
   inflight: number;
   corked: boolean;
   retired: boolean;
-  /** Why the lane was retired, when it failed: the error pg-pool is given on release. */
-  broken: Error | undefined;
-  readonly onError: (e: Error) => void;
-  readonly onEnd: () => void;
 }
 
 export interface Lanes {
@@ -39,8 +37,6 @@ export interface Lanes {
    * `fn` must send its work on the lane's client before its first `await`.
    */
   run<T>(fn: (lane: Lane) => Promise<T>): Promise<T> | undefined;
-  /** The lane takes no new request (its connection failed, or a name's state is unknown). */
-  retire(lane: Lane, cause?: unknown): void;
   /** Retires every lane; resolves when each has gone back to the pool. */
   close(): Promise<void>;
 }
@@ -66,15 +62,14 @@ export function createLanes(pool: pg.Pool, { limit, stale, connectError }: LaneO
   // A lane's client is always destroyed when it goes back: it is retired because its connection
   // failed, a statement name's state is unknown, it is stale, or the adapter closes.
   const release = (lane: LaneState): void => {
-    lane.client.removeListener('error', lane.onError);
-    lane.client.removeListener('end', lane.onEnd);
-    lane.client.release(lane.broken ?? true);
+    lane.client.removeListener('error', lane.retire);
+    lane.client.removeListener('end', lane.retire);
+    lane.client.release(true);
     waiters.get(lane)?.();
     waiters.delete(lane);
   };
 
-  const retire = (lane: LaneState, cause?: unknown): void => {
-    if (cause !== undefined) lane.broken ??= cause instanceof Error ? cause : new Error(String(cause));
+  const retire = (lane: LaneState): void => {
     if (lane.retired) return;
     lane.retired = true;
     const at = lanes.indexOf(lane);
@@ -99,14 +94,12 @@ export function createLanes(pool: pg.Pool, { limit, stale, connectError }: LaneO
       inflight: 0,
       corked: false,
       retired: false,
-      broken: undefined,
-      onError: (e) => retire(lane, e),
-      onEnd: () => retire(lane, new Error('the connection ended')),
+      retire: () => retire(lane),
     };
     // pg-pool removes its own error listener from a checked-out client; without one, the socket
     // error of a killed backend would crash the process.
-    client.on('error', lane.onError);
-    client.on('end', lane.onEnd);
+    client.on('error', lane.retire);
+    client.on('end', lane.retire);
     return lane;
   };
 
@@ -158,7 +151,6 @@ export function createLanes(pool: pg.Pool, { limit, stale, connectError }: LaneO
       if (room && (best === undefined || best.inflight > 0)) return connectThenStart(fn);
       return best === undefined ? undefined : start(best, fn);
     },
-    retire: (lane, cause) => retire(lane as LaneState, cause),
     async close() {
       closed = true;
       const released: Promise<void>[] = [];
