@@ -146,19 +146,6 @@ describe('lanes [postgres]', () => {
     expect((await request(1)).rows).toEqual([{ echoed: 'x', lanes_probe: 17 }]);
   });
 
-  it('a single-statement request may not run a second statement', async () => {
-    const { adapter } = open(2);
-    await expect(
-      adapter.pipelined({ opening: [], mode: 'single' }, async (session) => {
-        await session.query(sql('SELECT 1'));
-        return session.query(sql('SELECT 2'));
-      }),
-    ).rejects.toMatchObject({
-      category: 'internal',
-      cause: { message: 'a single-statement request ran a second statement' },
-    });
-  });
-
   // On PGlite every connection reports the one backend's pid.
   serverIt()(
     'a lane prepared before a schema change takes no new statement: the next runs on a new connection',

@@ -15,6 +15,7 @@ import {
 import { call, type Reply } from '../../support/http.js';
 import { startTestServer, testConfig, type TestServer } from '../../support/server.js';
 import { newSecret } from '../../support/secret.js';
+import { serverIt } from '../../support/server-only.js';
 
 interface Side {
   readonly rls: boolean;
@@ -176,6 +177,28 @@ describe(
       ]);
       expect(await sql(native, 'SELECT user_id FROM notes WHERE id = 2')).toEqual([{ user_id: 2 }]);
     });
+
+    // Requests of one statement share a few pipelined connections (runtime/db/postgres/pg-lanes.ts):
+    // each one's settings must stay its own. On PGlite parallel connections get each other's answers.
+    serverIt()(
+      'concurrent requests of different users on shared connections: each reads and writes only as itself',
+      async () => {
+        const users = Array.from({ length: 24 }, (_, i): 'alice' | 'bob' => (i % 2 === 0 ? 'alice' : 'bob'));
+        const own = { alice: [{ id: 1, user_id: 1, body: 'alice' }], bob: [{ id: 2, user_id: 2, body: 'bob' }] };
+        const reads = await Promise.all(users.map((u) => req(native, 'GET', '/notes?order=id', auth[u])));
+        expect(reads.map((r) => [r.status, r.json])).toEqual(users.map((u) => [200, own[u]]));
+        const writes = await Promise.all(users.map((u) => req(native, 'POST', '/notes', auth[u], { body: u })));
+        expect(writes.map((w) => [w.status, (w.json as { user_id: number }).user_id])).toEqual(
+          users.map((u) => [201, u === 'alice' ? 1 : 2]),
+        );
+        expect(
+          await sql(native, 'SELECT user_id, count(*)::int AS n FROM notes WHERE id > 100 GROUP BY user_id ORDER BY user_id'),
+        ).toEqual([
+          { user_id: 1, n: 12 },
+          { user_id: 2, n: 12 },
+        ]);
+      },
+    );
 
     it('leaves other database roles their access to the served tables', async () => {
       const reporter = `rest_test_reporter_${randomBytes(4).toString('hex')}`;
