@@ -2,6 +2,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { JSON_CONTENT_TYPE } from './send-json.js';
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -14,7 +15,7 @@ export function requestIdOf(req: Request): string {
 export function commonHeaders(req: Request, res: Response, next: NextFunction): void {
   const id = requestIdOf(req);
   res.locals['requestId'] = id;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('X-Request-Id', id);
   next();
