@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pgAdapterOnPool, type PgAdapter } from '../../runtime/db/postgres/pg-adapter.js';
+import { LANE_DEPTH } from '../../runtime/db/postgres/pg-lanes.js';
 import { isRestError } from '../../errors/rest-error.js';
 import { closeAndDrop, createTestDatabase, withPg, type TestDatabase } from '../support/databases.js';
 import { serverIt } from '../support/server-only.js';
@@ -77,11 +78,44 @@ describe('lanes [postgres]', () => {
     await pidOf(adapter);
     const before = writes.total();
     const answers = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => adapter.query(sql('SELECT $1::int * 2 AS v', [i]))),
+      Array.from({ length: LANE_DEPTH }, (_, i) => adapter.query(sql('SELECT $1::int * 2 AS v', [i]))),
     );
-    expect(answers.map((a) => a.rows[0]?.['v'])).toEqual(Array.from({ length: 10 }, (_, i) => i * 2));
+    expect(answers.map((a) => a.rows[0]?.['v'])).toEqual(Array.from({ length: LANE_DEPTH }, (_, i) => i * 2));
     expect(writes.total() - before).toBe(1);
   });
+
+  it('a lane carries at most LANE_DEPTH requests at once; the others wait their turn and are all answered', async () => {
+    const { adapter, writes } = open(2);
+    await pidOf(adapter);
+    const before = writes.total();
+    const count = 4 * LANE_DEPTH;
+    const answers = await Promise.all(
+      Array.from({ length: count }, (_, i) => adapter.query(sql('SELECT $1::int * 3 AS v', [i]))),
+    );
+    expect(answers.map((a) => a.rows[0]?.['v'])).toEqual(Array.from({ length: count }, (_, i) => i * 3));
+    // Sent a depth at a time as answers free the lane: more than one write, at most one per request.
+    expect(writes.total() - before).toBeGreaterThanOrEqual(count / LANE_DEPTH);
+    expect(writes.total() - before).toBeLessThanOrEqual(count);
+  });
+
+  serverIt()(
+    'a stalled lane holds up at most LANE_DEPTH - 1 other requests: the rest go to the lane that frees',
+    async () => {
+      const { adapter } = open(4);
+      // Two lanes: the second opens because the first is busy.
+      await Promise.all([pidOf(adapter), pidOf(adapter)]);
+      const slow = adapter.query(sql('SELECT pg_sleep(0.5), pg_backend_pid() AS pid'));
+      const quick = await Promise.all(
+        Array.from({ length: 6 * LANE_DEPTH }, (_, i) =>
+          adapter.query(sql('SELECT $1::int AS v, pg_backend_pid() AS pid', [i])),
+        ),
+      );
+      const stalled = Number((await slow).rows[0]?.['pid']);
+      expect(quick.map((a) => a.rows[0]?.['v'])).toEqual(Array.from({ length: 6 * LANE_DEPTH }, (_, i) => i));
+      const behindSlow = quick.filter((a) => Number(a.rows[0]?.['pid']) === stalled).length;
+      expect(behindSlow).toBeLessThanOrEqual(LANE_DEPTH - 1);
+    },
+  );
 
   it("one request's transaction-local settings never reach another's statement on the same lane", async () => {
     const { adapter } = open(2);
@@ -185,6 +219,27 @@ describe('lanes [postgres]', () => {
     },
   );
 
+  serverIt()('requests waiting for a lane whose backend was terminated run on a new lane', async () => {
+    const { adapter } = open(2);
+    const pid = await pidOf(adapter);
+    const onLane = Array.from({ length: LANE_DEPTH }, () =>
+      adapter.query(sql('SELECT pg_sleep(5)')).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    const waiting = Array.from({ length: 2 }, (_, i) =>
+      adapter.query(sql('SELECT $1::int AS v, pg_backend_pid() AS pid', [i])),
+    );
+    await withPg(db.url, (c) => c.query('SELECT pg_terminate_backend($1)', [pid]));
+    for (const error of await Promise.all(onLane)) {
+      expect(isRestError(error) && error.category).toBe('unavailable');
+    }
+    const answers = await Promise.all(waiting);
+    expect(answers.map((a) => a.rows[0]?.['v'])).toEqual([0, 1]);
+    for (const a of answers) expect(a.rows[0]?.['pid']).not.toBe(pid);
+  });
+
   it('close waits for the requests in flight on the lanes', async () => {
     const { adapter } = open(2);
     await pidOf(adapter);
@@ -193,5 +248,17 @@ describe('lanes [postgres]', () => {
     await adapter.close();
     expect((await running).rows[0]?.['v']).toBe(5);
     await expect(adapter.query(sql('SELECT 1'))).rejects.toThrow();
+  });
+
+  it('close waits for the requests still waiting for a lane', async () => {
+    const { adapter } = open(2);
+    await pidOf(adapter);
+    const count = 2 * LANE_DEPTH + 1;
+    const running = Promise.all(
+      Array.from({ length: count }, (_, i) => adapter.query(sql('SELECT pg_sleep(0.05), $1::int AS v', [i]))),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    await adapter.close();
+    expect((await running).map((a) => a.rows[0]?.['v'])).toEqual(Array.from({ length: count }, (_, i) => i));
   });
 });

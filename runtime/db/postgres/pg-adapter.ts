@@ -30,7 +30,7 @@ import { internalError } from '../../../errors/rest-error.js';
 import { adapterClosed, connectionFailure } from '../map-db-error.js';
 import { isConnectionFailure, mapPgError, pgErrors } from './pg-errors.js';
 import { OneSync, type OneSyncOutcome } from './one-sync.js';
-import { createLanes, laneCount, type Lanes } from './pg-lanes.js';
+import { createLanes, LANE_DEPTH, laneCount, type Lanes } from './pg-lanes.js';
 import { createPreparedStatements, type PreparedStatements } from './pg-prepared.js';
 
 // Text-format parsers by type OID (pg_type.oid; https://github.com/brianc/node-pg-types).
@@ -197,6 +197,7 @@ class PgAdapterImpl implements PgAdapter {
     this.#prepared = prepared;
     this.#lanes = createLanes(pool, {
       limit: laneCount(pool.options.max),
+      depth: LANE_DEPTH,
       stale: (client) => prepared.isStale(client),
       connectError: mapPgError,
     });

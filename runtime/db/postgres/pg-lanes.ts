@@ -10,6 +10,11 @@
 // fewer context switches on both sides, which dominate a request's cost on a small machine
 // (BENCHMARKS.md, stop 27). Work that needs an explicit transaction keeps a client of its own.
 //
+// A lane carries at most LANE_DEPTH requests at once; more wait in one queue, first come first
+// served, for the first lane that frees. Without the bound every request went to the lane with the
+// fewest in flight, and a backend the machine descheduled held up every request queued on it: the
+// p99 of native reads was 1.2–1.5× that of the bound's (BENCHMARKS.md, stop 28).
+//
 // A lane is taken from the pool once and kept; the pool's other clients serve explicit
 // transactions. A lane whose connection failed, that holds a statement name of unknown state, or
 // that was prepared before a schema change is retired: it takes no new request and goes back to
@@ -32,32 +37,50 @@ interface LaneState extends Lane {
 export interface Lanes {
   /**
    * Runs `fn` on the lane with the fewest requests in flight, or on a new lane while fewer than
-   * the limit exist and every lane is busy. Undefined when no lane can take it now (limit 0,
-   * closed, or every lane still connecting): the caller checks out a client of its own.
+   * the limit exist and every lane is busy; when every lane carries LANE_DEPTH requests, on the
+   * first lane that frees. Undefined when no lane can take it (limit 0, closed, or every lane still
+   * connecting): the caller checks out a client of its own.
    * `fn` must send its work on the lane's client before its first `await`.
    */
   run<T>(fn: (lane: Lane) => Promise<T>): Promise<T> | undefined;
-  /** Retires every lane; resolves when each has gone back to the pool. */
+  /**
+   * Waits until every queued request has started, retires every lane, and resolves when each has
+   * gone back to the pool.
+   */
   close(): Promise<void>;
 }
 
 /** How many of a pool's clients become lanes: half, so that explicit transactions keep the rest. */
 export const laneCount = (poolMax: number): number => Math.floor(poolMax / 2);
 
+/**
+ * The most requests one lane carries at once: enough that its backend finds the next request
+ * already sent when it finishes one (with 1, throughput fell by a tenth), few enough that a stalled
+ * backend holds up only two others. 2 and 3 gave the same p99 in the peer harness; 3 the most req/s.
+ */
+export const LANE_DEPTH = 3;
+
 export interface LaneOptions {
   /** At most this many lanes; 0: none (every request checks out a client of its own). */
   readonly limit: number;
+  /** At most this many requests in flight on one lane (LANE_DEPTH). */
+  readonly depth: number;
   /** A lane whose client is stale (prepared before a schema change) is retired when next picked. */
   readonly stale: (client: pg.PoolClient) => boolean;
   /** What a request fails with when its new lane could not connect. */
   readonly connectError: (e: unknown) => unknown;
 }
 
-export function createLanes(pool: pg.Pool, { limit, stale, connectError }: LaneOptions): Lanes {
+/** A request waiting for a lane: started on the lane given, or on a new lane when none is. */
+type Queued = (lane: LaneState | undefined) => void;
+
+export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }: LaneOptions): Lanes {
   const lanes: LaneState[] = [];
   let connecting = 0;
   let closed = false;
   const waiters = new Map<LaneState, () => void>();
+  const queue: Queued[] = [];
+  let drained: (() => void) | undefined;
 
   // A lane's client is always destroyed when it goes back: it is retired because its connection
   // failed, a statement name's state is unknown, it is stale, or the adapter closes.
@@ -111,6 +134,7 @@ export function createLanes(pool: pg.Pool, { limit, stale, connectError }: LaneO
     } finally {
       lane.inflight -= 1;
       if (lane.retired && lane.inflight === 0) release(lane);
+      drain();
     }
   };
 
@@ -120,14 +144,15 @@ export function createLanes(pool: pg.Pool, { limit, stale, connectError }: LaneO
     try {
       client = await pool.connect();
     } catch (e) {
-      throw connectError(e);
-    } finally {
       connecting -= 1;
+      drain(); // a queued request may take the room this lane leaves
+      throw connectError(e);
     }
+    connecting -= 1;
     const lane = adopt(client);
     lanes.push(lane);
     const running = start(lane, fn);
-    if (closed) retire(lane);
+    if (closed && queue.length === 0) retire(lane);
     return running;
   };
 
@@ -143,16 +168,44 @@ export function createLanes(pool: pg.Pool, { limit, stale, connectError }: LaneO
     return best;
   };
 
+  // Where the next request goes: a new lane while there is room and every lane is busy, else the
+  // lane with the fewest in flight if it is under the depth; undefined: it has to wait.
+  const place = (): LaneState | 'new' | undefined => {
+    const best = pick();
+    if (lanes.length + connecting < limit && (best === undefined || best.inflight > 0)) return 'new';
+    return best !== undefined && best.inflight < depth ? best : undefined;
+  };
+
+  // Starts queued requests, oldest first, while a lane can take them. Runs whenever a request on a
+  // lane settles: its own lane has room again, or (if that lane was retired) a new one may open.
+  function drain(): void {
+    while (queue.length > 0) {
+      const at = place();
+      if (at === undefined) return;
+      queue.shift()?.(at === 'new' ? undefined : at);
+    }
+    drained?.();
+  }
+
+  const enqueue = <T>(fn: (lane: Lane) => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      queue.push((lane) =>
+        (lane === undefined ? connectThenStart(fn) : start(lane, fn)).then(resolve, reject),
+      );
+    });
+
   return {
     run(fn) {
       if (limit <= 0 || closed) return undefined;
-      const best = pick();
-      const room = lanes.length + connecting < limit;
-      if (room && (best === undefined || best.inflight > 0)) return connectThenStart(fn);
-      return best === undefined ? undefined : start(best, fn);
+      if (queue.length > 0) return enqueue(fn);
+      const at = place();
+      if (at === 'new') return connectThenStart(fn);
+      if (at !== undefined) return start(at, fn);
+      return lanes.length === 0 ? undefined : enqueue(fn);
     },
     async close() {
       closed = true;
+      if (queue.length > 0) await new Promise<void>((resolve) => (drained = resolve));
       const released: Promise<void>[] = [];
       for (const lane of [...lanes]) {
         if (lane.inflight > 0) released.push(new Promise<void>((resolve) => waiters.set(lane, resolve)));
