@@ -240,6 +240,24 @@ describe('lanes [postgres]', () => {
     for (const a of answers) expect(a.rows[0]?.['pid']).not.toBe(pid);
   });
 
+  it('a client that reports its backend terminated while it closes does not crash the process', async () => {
+    // What CI met once: DROP DATABASE … WITH (FORCE) right after close, while the lanes' clients
+    // were still ending; pg reported the FATAL through the pool, which had no error listener.
+    const pool = new pg.Pool({ connectionString: db.url, max: 2, pipeline: true } as pg.PoolConfig);
+    const clients: pg.Client[] = [];
+    pool.on('connect', (client) => clients.push(client));
+    const adapter = pgAdapterOnPool(pool);
+    adapters.push(adapter);
+    await Promise.all([pidOf(adapter), pidOf(adapter)]);
+    await adapter.close();
+    expect(clients.length).toBeGreaterThan(0);
+    for (const client of clients) {
+      expect(() =>
+        client.emit('error', new Error('terminating connection due to administrator command')),
+      ).not.toThrow();
+    }
+  });
+
   it('close waits for the requests in flight on the lanes', async () => {
     const { adapter } = open(2);
     await pidOf(adapter);

@@ -448,5 +448,11 @@ export async function createPgAdapter(
  * An adapter on a pool the caller made (its clients must be `pipeline: true`); createPgAdapter's
  * own pool adds the type parsers. Tests use it to watch the one connection of a `max: 1` pool.
  */
-export const pgAdapterOnPool = (pool: pg.Pool): PgAdapter =>
-  new PgAdapterImpl(pool, createPreparedStatements());
+export function pgAdapterOnPool(pool: pg.Pool): PgAdapter {
+  // The adapter ends the pool's clients (lanes, broken clients, close). A client still closing when
+  // its backend is terminated (a restart, DROP DATABASE … WITH (FORCE)) reports that through the
+  // pool's `error` event, which would crash the process without a listener. createPgAdapter's pool
+  // has one that logs.
+  if (pool.listenerCount('error') === 0) pool.on('error', () => undefined);
+  return new PgAdapterImpl(pool, createPreparedStatements());
+}
