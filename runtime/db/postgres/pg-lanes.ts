@@ -32,6 +32,8 @@ interface LaneState extends Lane {
   inflight: number;
   corked: boolean;
   retired: boolean;
+  /** Called once the lane has gone back to the pool (close waits for it). */
+  released?: () => void;
 }
 
 export interface Lanes {
@@ -78,7 +80,6 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
   const lanes: LaneState[] = [];
   let connecting = 0;
   let closed = false;
-  const waiters = new Map<LaneState, () => void>();
   const queue: Queued[] = [];
   let drained: (() => void) | undefined;
 
@@ -88,8 +89,7 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
     lane.client.removeListener('error', lane.retire);
     lane.client.removeListener('end', lane.retire);
     lane.client.release(true);
-    waiters.get(lane)?.();
-    waiters.delete(lane);
+    lane.released?.();
   };
 
   const retire = (lane: LaneState): void => {
@@ -208,7 +208,7 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
       if (queue.length > 0) await new Promise<void>((resolve) => (drained = resolve));
       const released: Promise<void>[] = [];
       for (const lane of [...lanes]) {
-        if (lane.inflight > 0) released.push(new Promise<void>((resolve) => waiters.set(lane, resolve)));
+        if (lane.inflight > 0) released.push(new Promise<void>((resolve) => (lane.released = resolve)));
         retire(lane);
       }
       await Promise.all(released);
