@@ -4,4 +4,4 @@ export * from './compiler/index.js';
 export { ast } from './grammar/ast.js';
 export type { Position } from './grammar/ast.js';
 export { RestError, isRestError } from './errors/rest-error.js';
-export type { ErrorCategory } from './errors/rest-error.js';
+export type { ErrorCategory } from './errors/error-codes.js';

@@ -86,7 +86,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     .wrap(Math.min(110, stdout.columns || 110))
     .exitProcess(false)
     .fail((message, error) => {
-      throw error ?? new RestError('usage', 'usage', `${message} (see rest --help)`);
+      throw error ?? new RestError('usage', `${message} (see rest --help)`);
     });
   skipHelpCache(cli);
   // With a parse callback yargs prints nothing itself and hands over what it would have printed:

@@ -271,7 +271,7 @@ export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationCont
 /** The validation error of a problem (400 `invalid_policy`), located in the expression. */
 export function policyProblemError(problem: PolicyProblem): RestError {
   const { line, column } = problem.pos;
-  return new RestError('invalid_input', 'invalid_policy', `${problem.message} at ${line}:${column}`, {
+  return new RestError('invalid_policy', `${problem.message} at ${line}:${column}`, {
     details: { line, column },
   });
 }

@@ -1,22 +1,34 @@
-// The registry of every error code `rest` gives (issue 17): each code's category — hence its HTTP
-// status and CLI exit code (errors/rest-error.ts) — and its meaning, from which README's error
-// table is rendered (errors/error-table.ts). A code that is no longer given moves to
-// RETIRED_CODES and is never reused for something else (PostgREST's rule).
-// test/unit/errors/ checks that every `new RestError(category, code, …)` agrees with this table.
+// The registry of every error code `rest` gives: each code's category — hence its HTTP status and
+// CLI exit code (errors/rest-error.ts) — and its meaning, from which the documentation's error
+// table is rendered (errors/error-table.ts). `new RestError(code, …)` takes its category from here.
+// A code that is no longer given moves to RETIRED_CODES and is never reused for something else
+// (PostgREST's rule).
 
-import type { ErrorCategory } from './rest-error.js';
+export type ErrorCategory =
+  | 'usage'
+  | 'invalid_input'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
 
 /**
- * A policy's refusal (SPEC §4.4): `unauthenticated` (401, `WWW-Authenticate: Bearer`) for an
- * anonymous user and `forbidden` (403) for a logged-in one. Codes of these two categories are given
- * only through `policyDenied` and `checkFailed` (runtime/enforce/denials.ts), which apply that rule.
+ * A policy's refusal: `unauthenticated` (401, `WWW-Authenticate: Bearer`) for an anonymous user and
+ * `forbidden` (403) for a logged-in one. Codes registered with these categories are given only
+ * through `policyDenied` and `checkFailed` (runtime/enforce/denials.ts), which apply that rule.
  */
 export const POLICY_DENIAL = ['unauthenticated', 'forbidden'] as const;
 
 export interface ErrorCodeEntry {
   /** The category, or the categories when the call site chooses among them (POLICY_DENIAL). */
   readonly category: ErrorCategory | readonly ErrorCategory[];
-  /** One line for README's table, in the user's words. */
+  /** One line for the documentation's error table, in the user's words. */
   readonly meaning: string;
 }
 
@@ -139,7 +151,7 @@ export const ERROR_CODES = {
     meaning: 'a non-admin writes `id`, `password` or `is_admin` of `auth_users`',
   },
   policy_column_missing: {
-    category: 'forbidden',
+    category: POLICY_DENIAL,
     meaning: 'the policy reads a column the table does not have (an anonymous user gets `unauthenticated`)',
   },
 

@@ -1,22 +1,9 @@
 // The one error hierarchy of `rest`: a stable snake_case code, a category, one human sentence.
 // Only the HTTP error middleware and cli/main.ts translate categories (statuses, exit codes).
-// Every code is registered, with its category, in errors/error-codes.ts.
+// Every code is registered, with its category, in errors/error-codes.ts: an error takes its
+// category from there.
 
-import type { ErrorCode } from './error-codes.js';
-
-export type ErrorCategory =
-  | 'usage'
-  | 'invalid_input'
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'conflict'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'rate_limited'
-  | 'unavailable'
-  | 'internal';
+import { categoriesOf, type ErrorCategory, type ErrorCode } from './error-codes.js';
 
 export const httpStatusOf: Readonly<Record<ErrorCategory, number>> = {
   usage: 400,
@@ -56,6 +43,21 @@ export interface RestErrorOptions {
   readonly cause?: unknown;
   /** Extra response headers (e.g. Retry-After, WWW-Authenticate). */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * For a code registered with several categories, the one this error has (policyDenied chooses
+   * 401 or 403 by the user); it must be one the registry lists for the code.
+   */
+  readonly category?: ErrorCategory;
+}
+
+/** The category `code` is given with: the registry's, or the chosen one among those it lists. */
+function categoryOf(code: ErrorCode, chosen: ErrorCategory | undefined): ErrorCategory {
+  const allowed = categoriesOf(code);
+  const category = chosen ?? (allowed.length === 1 ? allowed[0] : undefined);
+  if (category === undefined || !allowed.includes(category)) {
+    throw new Error(`error code ${code} is registered as ${allowed.join(' or ')}, not ${String(chosen)}`);
+  }
+  return category;
 }
 
 export class RestError extends Error {
@@ -64,10 +66,10 @@ export class RestError extends Error {
   readonly details: ErrorDetails | undefined;
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(category: ErrorCategory, code: ErrorCode, message: string, options: RestErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: RestErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'RestError';
-    this.category = category;
+    this.category = categoryOf(code, options.category);
     this.code = code;
     this.details = options.details;
     this.headers = options.headers ?? {};
@@ -97,7 +99,7 @@ export const isRestError = (e: unknown): e is RestError => e instanceof RestErro
 
 /** A broken invariant of rest itself: 500 with the bare public body; `reason` stays in the cause. */
 export const internalError = (reason: string): RestError =>
-  new RestError('internal', 'internal', 'Internal error.', { cause: new Error(reason) });
+  new RestError('internal', 'Internal error.', { cause: new Error(reason) });
 
 export function assertNever(x: never, what = 'value'): never {
   throw new Error(`unexpected ${what}: ${JSON.stringify(x)}`);

@@ -22,7 +22,7 @@ export class PolicySyntaxError extends RestError {
   readonly found: string;
 
   constructor(message: string, at: SyntaxErrorAt, expected: string, found: string) {
-    super('invalid_input', 'invalid_policy', message, {
+    super('invalid_policy', message, {
       details: { line: at.line, column: at.column, expected, found },
     });
     this.name = 'PolicySyntaxError';

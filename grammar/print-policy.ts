@@ -49,7 +49,7 @@ export function printIdentifier(name: string): string {
 }
 
 const unprintable = (what: string): RestError =>
-  new RestError('internal', 'unprintable_policy', `the policy language cannot write the ${what}`);
+  new RestError('unprintable_policy', `the policy language cannot write the ${what}`);
 
 /**
  * A finite number in plain digits with a decimal point: `1e21` → `1000000000000000000000.0`,

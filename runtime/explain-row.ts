@@ -113,7 +113,6 @@ function keyColumnOf(table: TableInfo, key: string): string {
   if ('why' in single) {
     const { why } = single;
     throw new RestError(
-      'invalid_input',
       'unsupported_key',
       `--row ${quoteValue(key)} cannot address a row: table ${quoteValue(table.name)} ${why}`,
     );
@@ -129,7 +128,6 @@ function keyWhere(input: RowInput, column: string): SqlFragment {
   } catch (e) {
     if (!isRestError(e)) throw e;
     throw new RestError(
-      'invalid_input',
       'invalid_row_key',
       `--row ${quoteValue(key)} is not a key of table ${quoteValue(table.name)}: ${e.message} (column ${quoteValue(column)})`,
     );
@@ -147,7 +145,6 @@ export async function explainRow(input: RowInput): Promise<RowExplanation> {
   const { dialect } = input.adapter;
   if (input.action === 'create') {
     throw new RestError(
-      'usage',
       'invalid_arguments',
       '--row does not apply to create: a new row has no key yet',
     );
@@ -177,7 +174,6 @@ export async function explainRow(input: RowInput): Promise<RowExplanation> {
   const stored: Row | undefined = rows[0];
   if (stored === undefined) {
     throw new RestError(
-      'not_found',
       'unknown_row',
       `row ${quoteValue(key)} does not exist in table ${quoteValue(table.name)} (no row has ${column} = ${quoteValue(key)})`,
     );

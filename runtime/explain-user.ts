@@ -41,7 +41,6 @@ async function storedUser(db: Pick<DbAdapter, 'query' | 'dialect'>, ref: string)
     (await findUser(db, USERNAME_KEY_COLUMN, usernameKey(ref)));
   if (row === undefined) {
     throw new RestError(
-      'not_found',
       'unknown_user',
       `user ${quoteValue(ref)} does not exist: no user of auth_users has this id or username`,
     );

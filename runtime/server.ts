@@ -54,7 +54,7 @@ function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
           : e.code === 'EACCES'
             ? `no permission to listen on ${where}`
             : `cannot listen on ${where} (${e.code ?? e.message})`;
-      reject(new RestError('unavailable', 'listen_failed', why, { cause: e }));
+      reject(new RestError('listen_failed', why, { cause: e }));
     };
     server.once('error', onError);
     server.listen({ port: addr.port, ...(addr.host === undefined ? {} : { host: addr.host }) }, () => {

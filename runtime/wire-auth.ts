@@ -74,7 +74,6 @@ async function checkAuthOff(config: Config, schema: SchemaCache, logger: Logger)
   }
   if ((await schema.get()).tables.has(AUTH_USERS_TABLE)) {
     throw new RestError(
-      'usage',
       'auth_not_configured',
       `the database has ${AUTH_USERS_TABLE} (auth setup was run) but no auth.secret is configured: set one (-auth.secret or REST_AUTH_SECRET), or switch auth off explicitly with -auth.enabled=false`,
     );
@@ -101,7 +100,6 @@ async function upgradeWhereSetUp(config: Config, adapter: DbAdapter, schema: Sch
   } catch (e) {
     const why = isRestError(e) ? e.message : 'the database refused';
     throw new RestError(
-      'unavailable',
       'upgrade_failed',
       `the database was set up by an older version of rest and lacks ${missing.join(', ')}, which could not be created (${why}); start rest once with a login role that may create tables`,
       { cause: e },

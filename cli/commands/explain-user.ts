@@ -29,7 +29,7 @@ export interface ExplainUserFlags {
   readonly claims?: string | undefined;
 }
 
-const usage = (message: string): RestError => new RestError('usage', 'invalid_arguments', message);
+const usage = (message: string): RestError => new RestError('invalid_arguments', message);
 
 function parseClaims(text: string): Readonly<Record<string, unknown>> {
   let value: unknown;

@@ -72,14 +72,12 @@ function secretSetting(
   const [secret, from] = given;
   if (secret === undefined || secret.trim() === '') {
     throw new RestError(
-      'usage',
       'empty_secret',
       `${from} is empty; refusing to start (give a secret of at least ${MIN_SECRET_BYTES} bytes, or leave the setting out)`,
     );
   }
   if (Buffer.byteLength(secret, 'utf8') < MIN_SECRET_BYTES) {
     throw new RestError(
-      'usage',
       'weak_secret',
       `auth.secret must be at least ${MIN_SECRET_BYTES} bytes long; refusing to start`,
     );

@@ -7,7 +7,7 @@ import { RestError } from '../../errors/rest-error.js';
 import type { ListenAddress } from '../../runtime/config.js';
 
 export function configError(message: string): RestError {
-  return new RestError('usage', 'invalid_config', message);
+  return new RestError('invalid_config', message);
 }
 
 /** `<setting> '<value>' is not <what>`: the one shape of a rejected configuration value. */

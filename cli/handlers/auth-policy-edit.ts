@@ -21,7 +21,6 @@ function changesOf(argv: EditArgs): PolicyChanges {
   };
   if (Object.keys(changes).length === 0) {
     throw new RestError(
-      'usage',
       'nothing_to_change',
       'auth policy edit needs at least one of --table, --action, --expression, --description (see rest --help)',
     );

@@ -11,7 +11,7 @@ import { configOf, requireAuthTables, withDatabase } from './database.js';
 export function parseIsAdmin(text: string): boolean {
   if (text === 'true') return true;
   if (text === 'false') return false;
-  throw new RestError('invalid_input', 'invalid_is_admin', `is_admin must be true or false, not '${text}'`);
+  throw new RestError('invalid_is_admin', `is_admin must be true or false, not '${text}'`);
 }
 
 export async function run(ctx: CommandContext, argv: AddArgs): Promise<void> {

@@ -35,7 +35,6 @@ export async function withDatabase<T>(config: Config, fn: (adapter: DbAdapter) =
 export function requireAuthTables(schema: SchemaSnapshot): void {
   if (!schema.tables.has(AUTH_USERS_TABLE) || !schema.tables.has(AUTH_POLICIES_TABLE)) {
     throw new RestError(
-      'conflict',
       'not_setup',
       'auth is not set up on this database: run `rest auth setup` first',
     );
@@ -67,7 +66,7 @@ export async function withAuthDatabase<T>(
 export function findTable(tables: ReadonlyMap<string, TableInfo>, name: string): TableInfo {
   const table = tables.get(name);
   if (table === undefined)
-    throw new RestError('not_found', 'unknown_table', `table ${quoteValue(name)} does not exist`);
+    throw new RestError('unknown_table', `table ${quoteValue(name)} does not exist`);
   return table;
 }
 
@@ -76,7 +75,6 @@ export function parseAction(text: string): Action {
   const action = ACTIONS.find((a) => a === text);
   if (action === undefined) {
     throw new RestError(
-      'invalid_input',
       'invalid_action',
       `action ${quoteValue(text)} is not one of ${ACTIONS.join(', ')}`,
     );

@@ -11,7 +11,7 @@ import type { Terminal } from '../commands/command-context.js';
 
 export type { Terminal } from '../commands/command-context.js';
 
-const cancelled = (): RestError => new RestError('usage', 'cancelled', 'no password was entered');
+const cancelled = (): RestError => new RestError('cancelled', 'no password was entered');
 
 /**
  * One line typed at `terminal` without echo: readline draws the prompt, then writes the echo of
@@ -58,7 +58,7 @@ export async function newPassword(username: string, terminal: Terminal): Promise
   const password = validatePassword(await readHidden(`new password for ${quoteValue(username)}: `, terminal));
   const again = await readHidden('the same again: ', terminal);
   if (again !== password) {
-    throw new RestError('invalid_input', 'passwords_differ', 'the two passwords typed are not the same');
+    throw new RestError('passwords_differ', 'the two passwords typed are not the same');
   }
   return { password, generated: false };
 }

@@ -18,7 +18,6 @@ function logLevelFromEnv(env: Env): LogLevel {
   if (level === undefined || level === '') return 'info';
   if (!isLogLevel(level))
     throw new RestError(
-      'usage',
       'invalid_config',
       `REST_LOG_LEVEL ${quoteValue(level)} is not one of ${LOG_LEVELS.join(', ')}`,
     );
@@ -32,7 +31,6 @@ function shutdownGraceFromEnv(env: Env): { shutdownGraceMs?: number } {
   const ms = Number(text);
   if (!Number.isSafeInteger(ms) || ms < 1)
     throw new RestError(
-      'usage',
       'invalid_config',
       `REST_SHUTDOWN_GRACE_MS ${quoteValue(text)} is not a whole number of milliseconds`,
     );
@@ -41,11 +39,9 @@ function shutdownGraceFromEnv(env: Env): { shutdownGraceMs?: number } {
 
 /** A worker could not start: it printed why; the primary exits with the same code. */
 const workerFailed = (code: number): RestError =>
-  new RestError(
-    code === 1 ? 'usage' : code === 2 ? 'invalid_input' : 'unavailable',
-    'worker_failed',
-    `a worker process could not start (exit code ${code}); its error is above`,
-  );
+  new RestError('worker_failed', `a worker process could not start (exit code ${code}); its error is above`, {
+    category: code === 1 ? 'usage' : code === 2 ? 'invalid_input' : 'unavailable',
+  });
 
 const HEAP_GROWING = '--heap-growing-percent';
 

@@ -31,7 +31,7 @@ export function parsePasswordChange(body: unknown): { readonly current: string; 
 }
 
 const wrongPassword = (): RestError =>
-  new RestError('unauthenticated', 'invalid_credentials', 'the current password is wrong', {
+  new RestError('invalid_credentials', 'the current password is wrong', {
     headers: { 'WWW-Authenticate': 'Bearer' },
   });
 
@@ -44,7 +44,8 @@ export async function changeOwnPassword(change: PasswordChange, deps: PasswordCh
   } catch (e) {
     // The rules name `password`; here the field is `new_password`.
     if (e instanceof RestError)
-      throw new RestError('invalid_input', e.code, e.message, {
+      throw new RestError(e.code, e.message, {
+        category: e.category,
         details: { ...e.details, field: 'new_password' },
       });
     throw e;

@@ -41,7 +41,7 @@ export const isValidPassword = (password: unknown): password is string => passwo
 export function validatePassword(password: unknown): string {
   const reason = passwordProblem(password);
   if (reason === undefined) return password as string;
-  throw new RestError('invalid_input', 'invalid_password', messages[reason], {
+  throw new RestError('invalid_password', messages[reason], {
     details: { field: 'password', reason },
   });
 }
@@ -94,7 +94,7 @@ function dummyHashOf(cost: number): Promise<string> {
 export function createPasswordHasher(options: { readonly cost?: number } = {}): PasswordHasher {
   const cost = options.cost ?? DEFAULT_BCRYPT_COST;
   if (!Number.isInteger(cost) || cost < MIN_BCRYPT_COST || cost > 31) {
-    throw new RestError('usage', 'weak_bcrypt_cost', `bcrypt cost must be an integer from ${MIN_BCRYPT_COST} to 31`);
+    throw new RestError('weak_bcrypt_cost', `bcrypt cost must be an integer from ${MIN_BCRYPT_COST} to 31`);
   }
   return bcryptHasher(cost);
 }

@@ -43,7 +43,7 @@ export async function runPostgresMigrations(url: string): Promise<readonly strin
     // postgres-migrations wraps the driver's error; its cause carries the SQLSTATE.
     const mapped = mapDriverError(pgErrors, e instanceof Error && e.cause !== undefined ? e.cause : e);
     throw mapped.category === 'internal'
-      ? new RestError('internal', 'migration_failed', 'the database migrations could not be applied', { cause: e })
+      ? new RestError('migration_failed', 'the database migrations could not be applied', { cause: e })
       : mapped;
   } finally {
     // Ending the session releases its advisory locks too.

@@ -258,7 +258,6 @@ const DECREMENT_PENDING = 'pending = CASE WHEN pending > 0 THEN pending - 1 ELSE
 
 export function tooManyAttempts(retryAfter: number): RestError {
   return new RestError(
-    'rate_limited',
     'too_many_attempts',
     'too many failed login attempts; try again later',
     {

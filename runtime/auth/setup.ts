@@ -100,7 +100,6 @@ async function applyDdl(
   const { kind } = parseDbUrl(dbUrl);
   if (kind !== adapter.kind) {
     throw new RestError(
-      'usage',
       'db_url_mismatch',
       `the database URL is for ${kind} but the adapter is for ${adapter.kind}`,
     );
@@ -122,7 +121,7 @@ async function applyDdl(
 }
 
 const alreadySetup = (cause?: unknown): RestError =>
-  new RestError('conflict', 'already_setup', 'auth is already set up', cause === undefined ? {} : { cause });
+  new RestError('already_setup', 'auth is already set up', cause === undefined ? {} : { cause });
 
 /**
  * POST /auth/setup and `rest auth setup`. Auth counts as set up as soon as `auth_users` or

@@ -84,7 +84,7 @@ export const TOKEN_PROBLEM_MESSAGES: Readonly<Record<TokenProblem, string>> = Ob
 /** The 401 of a bad token: the reason in the message and in `WWW-Authenticate`; details in `cause`. */
 export function invalidToken(problem: TokenProblem, detail: string, cause?: unknown): RestError {
   const message = TOKEN_PROBLEM_MESSAGES[problem];
-  return new RestError('unauthenticated', 'invalid_token', message, {
+  return new RestError('invalid_token', message, {
     cause: new Error(detail, cause === undefined ? undefined : { cause }),
     headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${message}"` },
   });
@@ -150,7 +150,6 @@ export function createTokenService(options: TokenServiceOptions): TokenService {
   const key = new TextEncoder().encode(options.secret);
   if (key.byteLength < MIN_SECRET_BYTES) {
     throw new RestError(
-      'usage',
       'weak_secret',
       `the auth secret must be at least ${MIN_SECRET_BYTES} bytes long`,
     );
@@ -158,7 +157,6 @@ export function createTokenService(options: TokenServiceOptions): TokenService {
   const { ttlSeconds } = options;
   if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds <= 0) {
     throw new RestError(
-      'usage',
       'invalid_token_ttl',
       'the token lifetime must be a positive number of seconds',
     );

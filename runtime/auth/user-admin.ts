@@ -28,7 +28,7 @@ export interface UserChange {
 }
 
 export const unknownUser = (username: string): RestError =>
-  new RestError('not_found', 'unknown_user', `user ${quoteValue(username)} does not exist`, {
+  new RestError('unknown_user', `user ${quoteValue(username)} does not exist`, {
     details: { username },
   });
 

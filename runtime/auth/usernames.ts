@@ -52,7 +52,7 @@ const codePoint = (c: string): string =>
   `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 
 const invalid = (reason: Reason, found?: string): RestError =>
-  new RestError('invalid_input', 'invalid_username', messages[reason], {
+  new RestError('invalid_username', messages[reason], {
     details: { field: 'username', reason, ...(found === undefined ? {} : { character: codePoint(found) }) },
   });
 

@@ -48,7 +48,7 @@ export const hasherOf = (options: UserServiceOptions): PasswordHasher =>
   options.hasher ?? (defaultHasher ??= createPasswordHasher());
 
 const invalidBody = (message: string, details: Readonly<Record<string, unknown>>): RestError =>
-  new RestError('invalid_input', 'invalid_body', message, { details });
+  new RestError('invalid_body', message, { details });
 
 /**
  * An auth endpoint's body: a JSON object with exactly `fields`, each a string (400 `invalid_body`
@@ -85,7 +85,7 @@ export function parseCredentials(body: unknown): Credentials {
 
 /** The one 401 of a failed login, whatever failed. */
 export const invalidCredentials = (): RestError =>
-  new RestError('unauthenticated', 'invalid_credentials', 'invalid username or password', {
+  new RestError('invalid_credentials', 'invalid username or password', {
     headers: { 'WWW-Authenticate': 'Bearer' },
   });
 
@@ -103,7 +103,7 @@ export async function userColumns(
   const { username, key } = normalizeUsername(input.username);
   validatePassword(input.password);
   if (input.is_admin !== undefined && typeof input.is_admin !== 'boolean') {
-    throw new RestError('invalid_input', 'invalid_body', '"is_admin" must be true or false', {
+    throw new RestError('invalid_body', '"is_admin" must be true or false', {
       details: { field: 'is_admin' },
     });
   }
@@ -142,7 +142,7 @@ export async function insertUser(
     await session.query(renderSql(dialect, insert.build()));
   } catch (e) {
     if (isRestError(e) && e.code === 'unique_violation') {
-      throw new RestError('conflict', 'username_taken', 'this username is already taken', {
+      throw new RestError('username_taken', 'this username is already taken', {
         details: { field: 'username' },
         cause: e,
       });

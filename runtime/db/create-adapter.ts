@@ -51,7 +51,6 @@ export async function createAdapter(url: string, options: AdapterOptions = {}): 
     return await open(url, parsed, options);
   } catch (e) {
     throw new RestError(
-      'unavailable',
       'database_unavailable',
       `Cannot connect to the ${LABEL[parsed.kind]} database at ${parsed.display}: ${describeConnectionFailure(e)}.`,
       { cause: e },

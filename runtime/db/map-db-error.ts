@@ -89,45 +89,43 @@ const NETWORK_CODES: ReadonlySet<string> = new Set([
 
 const build: Readonly<Record<DbErrorKind, (column: string | undefined, cause: unknown) => RestError>> = {
   unique: (_column, cause) =>
-    new RestError('conflict', 'unique_violation', 'A row with the same unique value already exists.', {
+    new RestError('unique_violation', 'A row with the same unique value already exists.', {
       cause,
     }),
   not_null: (column, cause) =>
     column === undefined
-      ? new RestError('invalid_input', 'not_null_violation', 'A required value is missing.', { cause })
-      : new RestError('invalid_input', 'not_null_violation', `${column} must not be null.`, {
+      ? new RestError('not_null_violation', 'A required value is missing.', { cause })
+      : new RestError('not_null_violation', `${column} must not be null.`, {
           cause,
           details: { column },
         }),
   invalid_value: (_column, cause) =>
-    new RestError('invalid_input', 'invalid_value', "A value does not fit its column's type or range.", {
+    new RestError('invalid_value', "A value does not fit its column's type or range.", {
       cause,
     }),
   foreign_key: (_column, cause) =>
     new RestError(
-      'conflict',
       'foreign_key_violation',
       'The row refers to a row that does not exist, or other rows still refer to it.',
       { cause },
     ),
   check: (_column, cause) =>
-    new RestError('invalid_input', 'check_violation', 'A value breaks a check constraint of the table.', {
+    new RestError('check_violation', 'A value breaks a check constraint of the table.', {
       cause,
     }),
   forbidden: (_column, cause) =>
-    new RestError('forbidden', 'forbidden', 'The database does not allow this operation on these rows.', {
+    new RestError('forbidden', 'The database does not allow this operation on these rows.', {
       cause,
     }),
   timeout: (_column, cause) =>
     new RestError(
-      'unavailable',
       'query_timeout',
       'The statement ran longer than the statement timeout (-db.statement_timeout) and was cancelled.',
       { cause },
     ),
   unavailable: (_column, cause) =>
-    new RestError('unavailable', 'database_unavailable', 'The database is unavailable.', { cause }),
-  internal: (_column, cause) => new RestError('internal', 'internal', 'Internal error.', { cause }),
+    new RestError('database_unavailable', 'The database is unavailable.', { cause }),
+  internal: (_column, cause) => new RestError('internal', 'Internal error.', { cause }),
 };
 
 /** Maps an error `driver` threw; a RestError passes through unchanged. */

@@ -43,7 +43,7 @@ const EXPECTED =
   'expected postgres://…, postgresql://…, mysql://…, mariadb://…, sqlite://<path> or sqlite://:memory:';
 
 export const invalidDbUrl = (why: string): RestError =>
-  new RestError('usage', 'invalid_db_url', `Invalid database URL: ${why}.`);
+  new RestError('invalid_db_url', `Invalid database URL: ${why}.`);
 
 /** libpq's sslmode values (https://www.postgresql.org/docs/current/libpq-ssl.html#LIBPQ-SSL-PROTECTION). */
 const SSL_MODES: readonly string[] = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'];

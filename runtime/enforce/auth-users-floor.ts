@@ -15,7 +15,6 @@ export const ADMIN_ONLY_USER_COLUMNS: readonly string[] = Object.freeze(['id', '
 
 const protectedColumn = (column: string): RestError =>
   new RestError(
-    'forbidden',
     'protected_column',
     `only an admin may write ${column} of auth_users${column === 'password' ? '; change your own password with POST /auth/password' : ''}`,
     { details: { table: 'auth_users', column } },

@@ -84,7 +84,6 @@ export async function decideInProcess(
 
 const notYourRow = (table: string, column: string): RestError =>
   new RestError(
-    'forbidden',
     'owner_mismatch',
     `${column} of a new row in ${table} must be your own user id`,
     {

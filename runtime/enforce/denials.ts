@@ -23,19 +23,16 @@ export function policyDenied(user: AuthUser, table: string, reason: DenyReason =
     ...(reason.cause === undefined ? {} : { cause: reason.cause }),
   };
   if (!user.is_authenticated) {
-    return new RestError(
-      'unauthenticated',
-      reason.code ?? 'unauthenticated',
-      reason.message ?? `log in to access ${table}`,
-      { ...options, headers: { 'WWW-Authenticate': 'Bearer' } },
-    );
+    return new RestError(reason.code ?? 'unauthenticated', reason.message ?? `log in to access ${table}`, {
+      ...options,
+      category: 'unauthenticated',
+      headers: { 'WWW-Authenticate': 'Bearer' },
+    });
   }
-  return new RestError(
-    'forbidden',
-    reason.code ?? 'forbidden',
-    reason.message ?? `you are not allowed to do this on ${table}`,
-    options,
-  );
+  return new RestError(reason.code ?? 'forbidden', reason.message ?? `you are not allowed to do this on ${table}`, {
+    ...options,
+    category: 'forbidden',
+  });
 }
 
 /** create: the refused row, by its index in the request's array when that is known. */

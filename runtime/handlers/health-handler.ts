@@ -29,7 +29,7 @@ export async function checkHealth(
   try {
     await Promise.race([adapter.query(probe), timeout]);
   } catch (e) {
-    throw new RestError('unavailable', 'database_unavailable', 'the database is unavailable', { cause: e });
+    throw new RestError('database_unavailable', 'the database is unavailable', { cause: e });
   } finally {
     clearTimeout(timer);
   }

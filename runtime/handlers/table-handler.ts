@@ -61,7 +61,7 @@ interface Ctx {
 }
 
 const notFound = (table: string): RestError =>
-  new RestError('not_found', 'not_found', `no such row in ${table}`);
+  new RestError('not_found', `no such row in ${table}`);
 
 async function query(ctx: Ctx, session: DbSession, statement: SqlFragment) {
   return session.query(renderSql(ctx.deps.dialect, statement, ctx.user));

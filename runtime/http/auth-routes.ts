@@ -96,7 +96,7 @@ function refreshTokenOf(body: unknown, required: boolean): string | undefined {
   if (!required && empty) return undefined;
   const token = stringFields(body, ['refresh_token']).refresh_token;
   if (token.length === 0) {
-    throw new RestError('invalid_input', 'invalid_body', '"refresh_token" is required and must be a string', {
+    throw new RestError('invalid_body', '"refresh_token" is required and must be a string', {
       details: { field: 'refresh_token' },
     });
   }
@@ -245,10 +245,9 @@ export function authRoutes(deps: AuthRoutesDeps): RequestHandler {
     // One trailing slash is ignored, as on the table endpoints.
     const key = path.length > AUTH_PREFIX.length && path.endsWith('/') ? path.slice(0, -1) : path;
     const route = Object.hasOwn(routes, key) ? routes[key] : undefined;
-    if (route === undefined) throw new RestError('not_found', 'not_found', 'no such auth endpoint');
+    if (route === undefined) throw new RestError('not_found', 'no such auth endpoint');
     if (req.method !== 'POST') {
       throw new RestError(
-        'method_not_allowed',
         'method_not_allowed',
         `method ${req.method} is not allowed here`,
         {
@@ -270,7 +269,7 @@ export function authDisabledRoutes(): RequestHandler {
       next();
       return;
     }
-    throw new RestError('not_found', 'auth_disabled', 'auth is not enabled on this server');
+    throw new RestError('auth_disabled', 'auth is not enabled on this server');
   };
 }
 

@@ -43,7 +43,7 @@ export function jsonDepthExceeds(text: string, limit: number): boolean {
 }
 
 function tooLarge(maxBytes: number): RestError {
-  return new RestError('payload_too_large', 'payload_too_large', `the body is larger than ${maxBytes} bytes`);
+  return new RestError('payload_too_large', `the body is larger than ${maxBytes} bytes`);
 }
 
 /**
@@ -94,7 +94,6 @@ export async function readJsonBody(
   if (!isJsonContentType(req.headers['content-type'])) {
     throw new RestError(
       'unsupported_media_type',
-      'unsupported_media_type',
       'writes need Content-Type: application/json',
     );
   }
@@ -103,13 +102,12 @@ export async function readJsonBody(
   try {
     text = utf8.decode(bytes);
   } catch {
-    throw new RestError('invalid_input', 'invalid_json', 'the body is not valid UTF-8');
+    throw new RestError('invalid_json', 'the body is not valid UTF-8');
   }
   if (text.trim() === '')
-    throw new RestError('invalid_input', 'invalid_json', 'the body is empty; send a JSON object or array');
+    throw new RestError('invalid_json', 'the body is empty; send a JSON object or array');
   if (jsonDepthExceeds(text, limits.maxDepth)) {
     throw new RestError(
-      'invalid_input',
       'json_too_deep',
       `the body is nested deeper than ${limits.maxDepth} levels`,
     );
@@ -117,6 +115,6 @@ export async function readJsonBody(
   try {
     return JSON.parse(text) as JsonValue;
   } catch {
-    throw new RestError('invalid_input', 'invalid_json', 'the body is not valid JSON');
+    throw new RestError('invalid_json', 'the body is not valid JSON');
   }
 }

@@ -43,7 +43,7 @@ async function findTable(
   const table = INTERNAL_TABLES.has(name) ? undefined : await schema.table(name);
   const snapshot = await schema.get();
   if (table === undefined) {
-    throw new RestError('not_found', 'unknown_table', 'no such table', {
+    throw new RestError('unknown_table', 'no such table', {
       details: { table: name.slice(0, MAX_NAME_IN_DETAILS) },
     });
   }

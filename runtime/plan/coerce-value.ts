@@ -26,7 +26,7 @@ const expected: Readonly<Record<ValueKind, string>> = {
 };
 
 export function invalidValue(column: ColumnInfo, kind: ValueKind = column.valueKind): RestError {
-  return new RestError('invalid_input', 'invalid_value', `${column.name} must be ${expected[kind]}`, {
+  return new RestError('invalid_value', `${column.name} must be ${expected[kind]}`, {
     details: { column: column.name },
   });
 }
@@ -43,7 +43,6 @@ const isBadText = (text: string): boolean => text.includes('\u0000') || LONE_SUR
 
 function badText(column: ColumnInfo): RestError {
   return new RestError(
-    'invalid_input',
     'invalid_value',
     `${column.name} must be text without NUL characters or lone UTF-16 surrogates`,
     { details: { column: column.name } },
@@ -60,7 +59,6 @@ function hasBadText(value: JsonValue): boolean {
 
 function outOfRange(column: ColumnInfo): RestError {
   return new RestError(
-    'invalid_input',
     'invalid_value',
     `${column.name} is out of range for its type ${column.dbType}`,
     {

@@ -15,7 +15,6 @@ export function columnOf(table: TableInfo, name: string, use: ColumnUse): Column
   const column = table.columnsByName.get(name);
   if (column === undefined || (use !== 'body' && isSecretColumn(table.name, name))) {
     throw new RestError(
-      'invalid_input',
       'unknown_column',
       `table ${table.name} has no column ${name} (in ${use})`,
       {
@@ -45,7 +44,6 @@ export function keyColumn(table: TableInfo): ColumnInfo {
   if ('why' in key) {
     const { why } = key;
     throw new RestError(
-      'invalid_input',
       'unsupported_key',
       `table ${table.name} ${why}; address its rows with filters instead of /${table.name}/<key>`,
     );

@@ -12,7 +12,7 @@ import { columnOf, keyColumn } from './columns.js';
 const SQL_COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
 function unsupported(column: ColumnInfo, message: string): RestError {
-  return new RestError('invalid_input', 'invalid_filter', message, { details: { column: column.name } });
+  return new RestError('invalid_filter', message, { details: { column: column.name } });
 }
 
 function value(column: ColumnInfo, text: string, dialect: Dialect): unknown {

@@ -27,7 +27,6 @@ export interface AuthTableGuardDeps {
 
 const hiddenColumn = (): RestError =>
   new RestError(
-    'invalid_input',
     'unknown_column',
     `table ${AUTH_USERS_TABLE} has no column ${USERNAME_KEY_COLUMN} (in body)`,
     {

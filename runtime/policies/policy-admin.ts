@@ -19,7 +19,6 @@ export function parsePolicyId(text: string): number {
   const id = POSITIVE_INTEGER.test(text) ? Number(text) : NaN;
   if (!Number.isSafeInteger(id)) {
     throw new RestError(
-      'invalid_input',
       'invalid_policy_id',
       `policy id ${quoteValue(text)} is not a positive integer`,
     );
@@ -28,7 +27,7 @@ export function parsePolicyId(text: string): number {
 }
 
 const unknownPolicy = (id: number): RestError =>
-  new RestError('not_found', 'unknown_policy', `policy ${quoteValue(String(id))} does not exist`, {
+  new RestError('unknown_policy', `policy ${quoteValue(String(id))} does not exist`, {
     details: { id },
   });
 

@@ -45,7 +45,7 @@ const invalidPolicy = (
   message: string,
   field: PolicyField,
   extra: Readonly<Record<string, unknown>> = {},
-): RestError => new RestError('invalid_input', 'invalid_policy', message, { details: { field, ...extra } });
+): RestError => new RestError('invalid_policy', message, { details: { field, ...extra } });
 
 /** Characters as PostgreSQL and MySQL count them for varchar(n): code points. */
 const characterCount = (s: string): number => [...s].length;

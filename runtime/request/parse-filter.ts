@@ -6,7 +6,7 @@ import { COMPARISON_OPS, type ComparisonOp, type Filter, type IsValue } from './
 const isComparison = (op: string): op is ComparisonOp => (COMPARISON_OPS as readonly string[]).includes(op);
 
 function invalidFilter(column: string, message: string): RestError {
-  return new RestError('invalid_input', 'invalid_filter', message, { details: { column } });
+  return new RestError('invalid_filter', message, { details: { column } });
 }
 
 /**

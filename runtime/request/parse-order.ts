@@ -5,7 +5,6 @@ import type { OrderItem } from './types.js';
 
 const invalidOrder = (): RestError =>
   new RestError(
-    'invalid_input',
     'invalid_order',
     'order must be a comma-separated list of column[.asc|.desc][.nullsfirst|.nullslast], like order=title.asc,id.desc',
   );

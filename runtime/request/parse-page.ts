@@ -11,7 +11,7 @@ const MAX_PAGE = 2_147_483_647;
 function parsePositive(name: string, raw: string, max: number): number {
   const n = /^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(n >= 1 && n <= max)) {
-    throw new RestError('invalid_input', 'invalid_page', `${name} must be an integer from 1 to ${max}`, {
+    throw new RestError('invalid_page', `${name} must be an integer from 1 to ${max}`, {
       details: { parameter: name },
     });
   }

@@ -28,7 +28,6 @@ export function parseQuery(raw: string): URLSearchParams {
       utf8.decode(percentDecodedBytes(raw));
     } catch {
       throw new RestError(
-        'invalid_input',
         'invalid_query',
         'the query string is not valid UTF-8 after percent-decoding',
       );

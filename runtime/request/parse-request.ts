@@ -35,7 +35,7 @@ function splitQuery(query: URLSearchParams): SplitQuery {
   for (const [name, value] of query) {
     if (isReserved(name)) {
       if (reserved.has(name)) {
-        throw new RestError('invalid_input', 'invalid_parameter', `${name} may be given only once`, {
+        throw new RestError('invalid_parameter', `${name} may be given only once`, {
           details: { parameter: name },
         });
       }
@@ -51,7 +51,7 @@ function flag(reserved: ReadonlyMap<Reserved, string>, name: 'count' | 'mine'): 
   const value = reserved.get(name);
   if (value === undefined) return false;
   if (value === '' || value === 'true') return true;
-  throw new RestError('invalid_input', 'invalid_parameter', `${name} takes no value (write ?${name})`, {
+  throw new RestError('invalid_parameter', `${name} takes no value (write ?${name})`, {
     details: { parameter: name },
   });
 }
@@ -65,14 +65,14 @@ function onlyAllowed(
 ): void {
   for (const name of reserved.keys()) {
     if (!allowed.includes(name)) {
-      throw new RestError('invalid_input', 'invalid_parameter', `${name} is not accepted by ${what}`, {
+      throw new RestError('invalid_parameter', `${name} is not accepted by ${what}`, {
         details: { parameter: name },
       });
     }
   }
   const first = filters[0];
   if (!filtersAllowed && first !== undefined) {
-    throw new RestError('invalid_input', 'invalid_parameter', `filters are not accepted by ${what}`, {
+    throw new RestError('invalid_parameter', `filters are not accepted by ${what}`, {
       details: { parameter: first.column },
     });
   }
@@ -82,12 +82,11 @@ const isObject = (v: JsonValue | undefined): v is JsonObject =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function invalidBody(message: string): RestError {
-  return new RestError('invalid_input', 'invalid_body', message);
+  return new RestError('invalid_body', message);
 }
 
 function tooManyRows(rows: number, maxRows: number): RestError {
   return new RestError(
-    'payload_too_large',
     'too_many_rows',
     `a POST may create at most ${maxRows} rows at once; this one has ${rows} (-http.max_rows)`,
     { details: { rows, max_rows: maxRows } },
@@ -150,7 +149,6 @@ export function parseTableRequest(input: TableRequestInput): ParsedRequest {
 function requireTarget(key: string | undefined, filters: readonly Filter[], what: string): void {
   if (key === undefined && filters.length === 0) {
     throw new RestError(
-      'invalid_input',
       'missing_filter',
       `an ${what} needs a primary key (/<table>/<key>) or at least one filter; refusing to ${what} every row`,
     );

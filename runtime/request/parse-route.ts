@@ -27,7 +27,7 @@ const operationOf: Readonly<Record<string, Operation>> = {
 };
 
 function methodNotAllowed(method: string, allowed: readonly string[]): RestError {
-  return new RestError('method_not_allowed', 'method_not_allowed', `method ${method} is not allowed here`, {
+  return new RestError('method_not_allowed', `method ${method} is not allowed here`, {
     details: { allowed },
     headers: { Allow: allowed.join(', ') },
   });
@@ -37,7 +37,7 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw new RestError('invalid_input', 'invalid_path', 'the path is not valid percent-encoding');
+    throw new RestError('invalid_path', 'the path is not valid percent-encoding');
   }
 }
 
@@ -47,7 +47,7 @@ export function parseRoute(method: string, rawPath: string): Route {
   // One trailing slash is ignored: `/items/` is `/items`.
   if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
   if (segments.length > 2 || segments.some((s) => s === '')) {
-    throw new RestError('not_found', 'not_found', 'no such endpoint');
+    throw new RestError('not_found', 'no such endpoint');
   }
   const [table, key] = segments;
   if (table === undefined) {

@@ -8,7 +8,6 @@ export function parseSelect(raw: string | undefined): Select {
   const names = raw.split(',').map((s) => s.trim());
   if (names.some((n) => n === '' || n === '*')) {
     throw new RestError(
-      'invalid_input',
       'invalid_select',
       'select must be a comma-separated list of column names, like select=id,title',
     );

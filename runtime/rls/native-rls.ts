@@ -45,7 +45,6 @@ export interface NativeRls {
 
 const notEnforced = (table: string, reason: string): RestError =>
   new RestError(
-    'unavailable',
     'rls_not_enforced',
     `row-level security cannot be enforced on ${table}; the request was refused`,
     {
@@ -58,7 +57,6 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   const { adapter, logger } = deps;
   if (!isPgAdapter(adapter)) {
     throw new RestError(
-      'usage',
       'rls_needs_postgres',
       `-db.rls on needs PostgreSQL; this database is ${adapter.kind}`,
     );

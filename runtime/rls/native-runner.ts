@@ -108,7 +108,6 @@ const DIVISION_BY_ZERO = '22012';
 
 const rlsNotInForce = (table: string, cause: unknown): RestError =>
   new RestError(
-    'unavailable',
     'rls_not_enforced',
     `row-level security is not in force on ${table} as rest generated it; the request was refused`,
     { cause },
@@ -151,7 +150,6 @@ function openingFailure(e: unknown): unknown {
   if (mapped.category === 'unavailable') return mapped;
   if (sqlStateOf(e) === DIVISION_BY_ZERO) return new CheckFailed(e);
   return new RestError(
-    'internal',
     'rls_setup_failed',
     'the request could not be set up for row-level security',
     { cause: e },

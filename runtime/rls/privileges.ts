@@ -54,7 +54,7 @@ async function roleFacts(session: DbSession, role: string): Promise<RoleFacts> {
   const { rows } = await session.query({ text: FACTS_SQL, values: [role] });
   const r = rows[0];
   if (r === undefined)
-    throw new RestError('internal', 'rls_setup_failed', 'the current role was not found in pg_roles');
+    throw new RestError('rls_setup_failed', 'the current role was not found in pg_roles');
   return {
     database: String(r['database']),
     login: String(r['login']),
@@ -138,7 +138,6 @@ export async function prepareRequestRole(adapter: DbAdapter): Promise<string> {
     const missing = missingRights(facts, owners, role);
     if (missing.length > 0) {
       throw new RestError(
-        'unavailable',
         'rls_privileges_missing',
         `native row-level security cannot be set up for login role ${JSON.stringify(facts.login)}: ${missing.join('; ')}. ` +
           'Grant these, or start with -db.rls off (policies enforced in-process).',
@@ -147,7 +146,6 @@ export async function prepareRequestRole(adapter: DbAdapter): Promise<string> {
     const unsafe = bypasses(facts, owners);
     if (unsafe.length > 0) {
       throw new RestError(
-        'unavailable',
         'rls_role_bypasses',
         `refusing native row-level security: request role ${JSON.stringify(role)} would bypass it (${unsafe.join('; ')}). ` +
           'Fix the role, or start with -db.rls off.',

@@ -5,7 +5,8 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../compiler/types.js';
-import { RestError, type ErrorCategory } from '../../errors/rest-error.js';
+import type { ErrorCategory } from '../../errors/error-codes.js';
+import { RestError } from '../../errors/rest-error.js';
 import { createAdapter } from '../../runtime/db/create-adapter.js';
 import { parseDbUrl } from '../../runtime/db/parse-db-url.js';
 import { ALL_KINDS, isAvailable, skipReason, withMysql, withPg } from '../support/databases.js';

@@ -98,7 +98,6 @@ export function createPreparedStatements(capacity = DEFAULT_PREPARED_PER_CONNECT
       }
       invalidate();
       return new RestError(
-        'unavailable',
         'schema_changed',
         'The table changed while the request was prepared; send the request again.',
         { cause: e },

@@ -25,7 +25,7 @@ import { expectError, ids, seedItems } from './matrix.js';
 function testAuthorizer(adapter: DbAdapter): Authorizer {
   const d = adapter.dialect;
   const qtyAbove = (n: number) => new SqlBuilder(d).appendIdent('qty').append(' > ').appendValue(n).build();
-  const forbidden = (message: string) => new RestError('forbidden', 'forbidden', message);
+  const forbidden = (message: string) => new RestError('forbidden', message);
   return {
     authorize: ({ table, action, user }) => {
       if (table.name === 'logs') throw new Error('internal detail: SELECT secret FROM vault');

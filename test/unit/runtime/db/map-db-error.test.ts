@@ -38,7 +38,7 @@ describe('mapDriverError (the shared part)', () => {
   });
 
   it('passes a RestError through unchanged', () => {
-    const e = new RestError('forbidden', 'forbidden', 'no');
+    const e = new RestError('forbidden', 'no');
     expect(mapDriverError(unknownDriver, e)).toBe(e);
   });
 

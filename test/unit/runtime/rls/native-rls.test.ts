@@ -424,7 +424,7 @@ describe(
         await expect(
           runner.run({ user: user(1), action: 'create', table: 'notes' }, 'transaction', async (s) => {
             await s.query(sql("INSERT INTO notes (user_id, body) VALUES (1, 'rolled back')"));
-            throw new RestError('forbidden', 'forbidden', 'a guard refused');
+            throw new RestError('forbidden', 'a guard refused');
           }),
         ).rejects.toMatchObject({ code: 'forbidden', message: 'a guard refused' });
         expect(
