@@ -1,5 +1,5 @@
 // `npm run build`, after tsc: the `rest` binary (dist/cli/main.js) rebuilt by esbuild from
-// cli/main.ts as one bundle, so that a command starts fast (SPEC §1). Unbundled, chevrotain's ESM
+// cli/main.ts as one bundle, so that a command starts fast (docs/cli.md). Unbundled, chevrotain's ESM
 // build alone loads some 600 lodash-es modules; bundled, they are one file. Each import() of a
 // handler (cli/commands/*) stays its own chunk under dist/cli/chunks/, loaded when its command
 // runs. The library (dist/index.js) and the rest of dist/ stay tsc's output.
@@ -7,7 +7,7 @@
 // Bundled: the pure-JavaScript packages, the server's included (express, pino, jose, and the pg and
 // mysql2 drivers, each in the chunk of its adapter, loaded only for its database): resolving and
 // compiling express's hundred-odd files one by one cost a server start some 100–150 ms of its
-// 650–800 ms of CPU (BENCHMARKS.md, stop 23). What stays a package loaded from node_modules:
+// 650–800 ms of CPU (docs/performance.md). What stays a package loaded from node_modules:
 // native addons (better-sqlite3, bcrypt), postgres-migrations (it finds files of its own, and is
 // given rest's pg client), and pg's optional pg-native, which rest never asks for. pino's
 // transports, which start workers from files, are not used (runtime/logger.ts writes to a

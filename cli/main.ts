@@ -34,7 +34,7 @@ export interface Output {
 export interface MainOptions {
   readonly stdout?: Output;
   readonly stderr?: Output;
-  /** Where the REST_* settings are read (SPEC §1). */
+  /** Where the REST_* settings are read (docs/cli.md). */
   readonly env?: Env;
   /** Where a command prompts (`auth user passwd` without a password). */
   readonly terminal?: Terminal;

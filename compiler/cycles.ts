@@ -1,4 +1,4 @@
-// Cycles through subqueries (SPEC §4.4, §4.5): table T reads table X when a policy that decides
+// Cycles through subqueries (docs/policy-language.md): table T reads table X when a policy that decides
 // some action on T holds a subquery on X — rows of `all` included, for exactly the tables that
 // fall back to them (compiler/resolve.ts). PostgreSQL expands every policy of X when a policy of
 // T reads X, whatever the action, so any such loop would be "infinite recursion detected in

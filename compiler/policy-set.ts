@@ -1,7 +1,7 @@
 // The compiled, cached form of `auth_policies` that the runtime consults on every request: rows
 // parsed once, then per (table, action) the resolution, the combined expression, its SQL
 // predicate and its evaluator, built on first use and memoised. Requests never parse or build SQL.
-// A subquery sees its table through that table's own resolved `read` policy (SPEC §4.4): the
+// A subquery sees its table through that table's own resolved `read` policy (docs/policy-language.md): the
 // portable predicate inlines it, the in-process decision narrows by it; both come from this set.
 
 import { ast, hasSubquery, type Expr, type Position } from '../grammar/ast.js';

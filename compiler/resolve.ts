@@ -1,4 +1,4 @@
-// Which policy rows decide a request on (table, action) — SPEC §4.2 — and a trace of why,
+// Which policy rows decide a request on (table, action) — docs/policy-language.md — and a trace of why,
 // which `rest policy explain` prints.
 
 import type { Action, PolicyRow } from './types.js';

@@ -1,4 +1,4 @@
-// Which table a column reference names (SPEC §4.3): scopes nest from the policy's own table
+// Which table a column reference names (docs/policy-language.md): scopes nest from the policy's own table
 // (outermost) to the innermost subquery's table; a bare column is the innermost table's, a
 // qualified `t.c` is the innermost scope on `t`. Shared by analysis, evaluation and SQL.
 

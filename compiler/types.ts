@@ -7,7 +7,7 @@ export type PolicyAction = (typeof POLICY_ACTIONS)[number];
 
 export const isPolicyAction = (s: string): s is PolicyAction => (POLICY_ACTIONS as readonly string[]).includes(s);
 
-/** A row of `auth_policies` (SPEC §2). */
+/** A row of `auth_policies` (docs/authentication.md). */
 export interface PolicyRow {
   readonly id: number;
   readonly table_name: string;
@@ -16,7 +16,7 @@ export interface PolicyRow {
   readonly description: string;
 }
 
-/** `auth_user` of SPEC §3.1: derived from the verified token alone. */
+/** `auth_user` of docs/authentication.md: derived from the verified token alone. */
 export interface AuthUser {
   readonly id: number | null;
   readonly username: string | null;

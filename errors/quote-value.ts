@@ -1,4 +1,4 @@
-// How an error message quotes the value it rejects (SPEC §1: `action 'write' is not one of …`):
+// How an error message quotes the value it rejects (docs/operations.md: `action 'write' is not one of …`):
 // between single quotes, or as a JSON string when quotes, backslashes or control characters
 // inside would make the plain form ambiguous or unprintable.
 

@@ -20,7 +20,7 @@ export const httpStatusOf: Readonly<Record<ErrorCategory, number>> = {
   unavailable: 503,
 };
 
-/** CLI exit codes (SPEC §1): 1 usage, 2 validation (bad input), 3 database or runtime error. */
+/** CLI exit codes (docs/operations.md): 1 usage, 2 validation (bad input), 3 database or runtime error. */
 export const exitCodeOf: Readonly<Record<ErrorCategory, number>> = {
   usage: 1,
   invalid_input: 2,
@@ -83,7 +83,7 @@ export class RestError extends Error {
     return exitCodeOf[this.category];
   }
 
-  /** The public body of SPEC §3: never a stack, SQL text or cause. */
+  /** The public body of docs/http-api.md: never a stack, SQL text or cause. */
   toBody(): { error: { code: ErrorCode; message: string; details?: ErrorDetails } } {
     return {
       error: {

@@ -1,5 +1,5 @@
 // The policy AST: readonly, frozen nodes with a `kind` discriminant and source positions.
-// Grammar (SPEC §4.3) produces it; the compiler consumes it; nothing else builds SQL from text.
+// Grammar (docs/policy-language.md) produces it; the compiler consumes it; nothing else builds SQL from text.
 // Relations: `exists (select from t where …)` and `x [not] in (select c from t [where …])` open a
 // scope on table t; a bare column is the innermost scope's, `t.c` the innermost t's
 // (compiler/scope.ts).

@@ -33,7 +33,7 @@ const OPERATORS: Readonly<Record<string, CompareOp>> = {
   GreaterOrEqual: '>=',
 };
 
-/** SPEC §4.3: a subquery may hold one more, no deeper. */
+/** docs/policy-language.md: a subquery may hold one more, no deeper. */
 export const MAX_SUBQUERY_DEPTH = 2;
 const DEPTH_DESCRIPTION = `at most ${MAX_SUBQUERY_DEPTH} levels of nested subqueries`;
 

@@ -14,7 +14,7 @@ import { policyParser } from './parser.js';
 import { PolicySyntaxError, splitLines, type SyntaxErrorAt } from './policy-syntax-error.js';
 import { policyLexer } from './tokens.js';
 
-/** SPEC §2: `auth_policies.expression varchar(128)`, counted in characters (code points) as the databases do. */
+/** docs/authentication.md: `auth_policies.expression varchar(128)`, counted in characters (code points) as the databases do. */
 export const MAX_EXPRESSION_LENGTH = 128;
 
 /** line/column (1-based) of a character offset, counted like the lexer counts them. */

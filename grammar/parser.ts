@@ -1,4 +1,4 @@
-// The policy grammar (SPEC §4.3), grammar only; the CST→AST visitor lives in cst-to-ast.ts.
+// The policy grammar (docs/policy-language.md), grammar only; the CST→AST visitor lives in cst-to-ast.ts.
 //
 //   expr    := or ;  or := and ("or" and)* ;  and := unary ("and" unary)*
 //   unary   := "not" unary | compare

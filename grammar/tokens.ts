@@ -1,4 +1,4 @@
-// Tokens of the policy language (SPEC §4.3). Keywords are case-insensitive and declared before
+// Tokens of the policy language (docs/policy-language.md). Keywords are case-insensitive and declared before
 // Identifier with `longer_alt`, so `order_id` or `notes` stay identifiers.
 
 import { Lexer, createToken, type TokenType } from 'chevrotain';

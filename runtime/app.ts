@@ -37,7 +37,7 @@ export interface AppDeps {
   readonly authenticate: Authenticate;
   readonly authorizer: Authorizer;
   readonly runner: RequestRunner;
-  /** The /auth/* endpoints (SPEC §3.1), present exactly when auth is enabled; else 404 `auth_disabled`. */
+  /** The /auth/* endpoints (docs/authentication.md), present exactly when auth is enabled; else 404 `auth_disabled`. */
   readonly authRoutes?: RequestHandler;
 }
 

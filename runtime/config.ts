@@ -1,4 +1,4 @@
-// The typed, validated configuration the server runs with (SPEC §1); cli/config/ builds it
+// The typed, validated configuration the server runs with (docs/operations.md); cli/config/ builds it
 // from flags, environment and the YAML file.
 
 export interface ListenAddress {
@@ -33,7 +33,7 @@ export interface Config {
     /** Exactly when a secret is configured. */
     readonly enabled: boolean;
     /**
-     * `auth.enabled=false` was given: serve without auth even where setup ran (SPEC §1 "Fail
+     * `auth.enabled=false` was given: serve without auth even where setup ran (docs/operations.md "Fail
      * closed"); without it, a server with no secret refuses a database that has `auth_users`.
      */
     readonly disabledExplicitly?: boolean;

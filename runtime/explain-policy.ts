@@ -46,7 +46,7 @@ export interface CandidateExplanation extends PolicyRow {
   readonly error: string | null;
 }
 
-/** A table the policy's subqueries read (SPEC §4.4). */
+/** A table the policy's subqueries read (docs/policy-language.md). */
 export interface RelationExplanation {
   readonly table: string;
   /** Its columns the subqueries name. */
@@ -137,7 +137,7 @@ export interface PolicyExplanation {
   readonly decision: ExplainDecision;
   /** `--row <pk>`: what the policy makes of that stored row; null without one. */
   readonly row: RowExplanation | null;
-  /** What to keep in mind beyond the decision (the floor on auth_users, SPEC §3.4). */
+  /** What to keep in mind beyond the decision (the floor on auth_users, docs/authentication.md). */
   readonly warnings: readonly string[];
 }
 

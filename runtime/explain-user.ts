@@ -1,4 +1,4 @@
-// The `auth_user` a `policy explain` decides for (SPEC §1): anonymous, "some admin", or a stored
+// The `auth_user` a `policy explain` decides for (docs/operations.md): anonymous, "some admin", or a stored
 // user of auth_users looked up by id or username — with the id, username and is_admin the server
 // gives a built-in user's request (§3.3), and the claims its token carries.
 

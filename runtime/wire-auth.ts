@@ -64,7 +64,7 @@ export interface AuthWiring {
 }
 
 /**
- * No secret (SPEC §1 "Fail closed"): a database where setup ran is served only when auth was
+ * No secret (docs/operations.md "Fail closed"): a database where setup ran is served only when auth was
  * switched off explicitly, and then with a warning.
  */
 async function checkAuthOff(config: Config, schema: SchemaCache, logger: Logger): Promise<void> {

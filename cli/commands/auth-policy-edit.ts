@@ -1,6 +1,7 @@
 // `rest auth policy edit <id> [--table t] [--action a] [--expression e] [--description d]`: changes
-// one policy row; the row as it would be stored is validated exactly like `auth policy add` (SPEC
-// §4.5, cycles included) and nothing is written when it is invalid; it warns like add (SPEC §3.4).
+// one policy row; the row as it would be stored is validated exactly like `auth policy add`
+// (docs/policy-language.md, cycles included) and nothing is written when it is invalid; it warns
+// like add (docs/authentication.md).
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';

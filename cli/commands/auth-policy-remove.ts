@@ -1,4 +1,4 @@
-// `rest auth policy remove <id>`: deletes one policy row (SPEC §1); an unknown id changes nothing.
+// `rest auth policy remove <id>`: deletes one policy row (docs/cli.md); an unknown id changes nothing.
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';

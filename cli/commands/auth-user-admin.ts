@@ -1,5 +1,5 @@
 // `rest auth user admin <username> true|false`: grants or revokes admin, ending the user's sessions
-// (SPEC §1, §3.3).
+// (docs/cli.md, docs/authentication.md).
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';

@@ -1,5 +1,5 @@
 // `rest auth user passwd <username> [<password>]`: sets a user's password, validated like register,
-// and ends their sessions (SPEC §1, §3.3). Without a password: asked twice at a terminal (not
+// and ends their sessions (docs/cli.md, docs/authentication.md). Without a password: asked twice at a terminal (not
 // echoed), or generated and printed once when standard input is not a terminal.
 
 import type { CommandModule } from 'yargs';

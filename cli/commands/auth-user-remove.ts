@@ -1,4 +1,4 @@
-// `rest auth user remove <username>`: deletes a user, ending their sessions (SPEC §1, §3.3).
+// `rest auth user remove <username>`: deletes a user, ending their sessions (docs/cli.md, docs/authentication.md).
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';

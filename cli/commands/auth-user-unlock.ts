@@ -1,5 +1,5 @@
 // `rest auth user unlock <username>`: forgets the user's failed logins from every client address
-// (the login throttle's unlock) and ends their sessions (SPEC §1, §3.3).
+// (the login throttle's unlock) and ends their sessions (docs/cli.md, docs/authentication.md).
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';

@@ -17,7 +17,7 @@ export interface Terminal {
 }
 
 export interface CommandContext {
-  /** Where the REST_* settings are read (SPEC §1), and the settings outside Config (`serve`'s log level, shutdown grace). */
+  /** Where the REST_* settings are read (docs/cli.md), and the settings outside Config (`serve`'s log level, shutdown grace). */
   readonly env: Env;
   readonly io: CommandIo;
   /** Where a command asks for what is not given on the command line (a password). */

@@ -63,7 +63,7 @@ function check(value: unknown, shape: Shape, where: string, file: string): void 
   }
 }
 
-/** Settings where a key without a value is an empty value, refused later (SPEC §1 "Fail closed"). */
+/** Settings where a key without a value is an empty value, refused later (docs/cli.md "Fail closed"). */
 const EMPTY_WHEN_NULL: ReadonlySet<string> = new Set(['auth.secret']);
 
 /** Drops null values so that an empty key means "not set", except the settings above. */

@@ -1,4 +1,4 @@
-// The flags every command accepts (SPEC §1), as yargs options; values are validated by loadConfig.
+// The flags every command accepts (docs/cli.md), as yargs options; values are validated by loadConfig.
 
 import type { Options } from 'yargs';
 

@@ -1,4 +1,4 @@
-// Flags > environment > YAML file > defaults (SPEC §1) → the validated runtime Config.
+// Flags > environment > YAML file > defaults (docs/cli.md) → the validated runtime Config.
 
 import {
   DEFAULT_ADDR,
@@ -54,7 +54,7 @@ function pick<T>(...values: ReadonlyArray<T | undefined>): T | undefined {
 
 /**
  * The secret from the first source that gives one. Unlike other settings, a secret given but empty
- * or only whitespace is an error, not "unset": it would turn auth off (SPEC §1 "Fail closed").
+ * or only whitespace is an error, not "unset": it would turn auth off (docs/cli.md "Fail closed").
  */
 function secretSetting(
   flags: GlobalArgs,

@@ -1,6 +1,6 @@
 // Parsers of single configuration values (listen address, duration, on/off); errors are one
 // clear `usage` sentence naming the setting and quoting the rejected value (`<setting> '<value>'
-// is not …`, SPEC §1).
+// is not …`, docs/cli.md).
 
 import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';

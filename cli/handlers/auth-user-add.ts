@@ -7,7 +7,7 @@ import type { AddArgs } from '../commands/auth-user-add.js';
 import type { CommandContext } from '../commands/command-context.js';
 import { configOf, requireAuthTables, withDatabase } from './database.js';
 
-/** SPEC §1: `is_admin` is `true` or `false`, nothing else. */
+/** docs/cli.md: `is_admin` is `true` or `false`, nothing else. */
 export function parseIsAdmin(text: string): boolean {
   if (text === 'true') return true;
   if (text === 'false') return false;

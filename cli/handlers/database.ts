@@ -17,7 +17,7 @@ import type { GlobalArgs } from '../config/global-options.js';
 import { loadConfig } from '../config/load-config.js';
 import type { CommandContext } from '../commands/command-context.js';
 
-/** The configuration of SPEC §1 (flag > env > file > default) for this invocation's flags. */
+/** The configuration of docs/cli.md (flag > env > file > default) for this invocation's flags. */
 export const configOf = (ctx: CommandContext, flags: GlobalArgs): Config =>
   loadConfig({ flags, env: ctx.env });
 

@@ -1,4 +1,4 @@
-// The new password of `auth user passwd <username>` when none is given (SPEC §1): typed twice at a
+// The new password of `auth user passwd <username>` when none is given (docs/cli.md): typed twice at a
 // terminal without being echoed, or — when standard input is not a terminal — generated, for the
 // command to print once.
 

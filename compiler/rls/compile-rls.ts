@@ -93,7 +93,7 @@ const SELECT_ACTIONS: readonly Action[] = ['read', 'read_mine', 'create', 'updat
 // hide `user_id = …` from it and turn an index scan into a filter over the whole table.
 //
 // A subquery of another table's policy reads this table through its SELECT policy, with the
-// request's rest.action; SPEC §4.4 says it sees the rows of this table's read policy. So when some
+// request's rest.action; docs/policy-language.md says it sees the rows of this table's read policy. So when some
 // subquery reads this table and the predicates differ per action, the read arm also serves every
 // request on another table (`rest.table` is not this one) and the others only requests on this
 // one. Unset settings still deny: `NULL <> 'x'` is not TRUE. Only with `schema` (a runtime that
@@ -125,7 +125,7 @@ export function compileRls(input: RlsInput): string[] {
   // equality with an unknown side 0.5% (DEFAULT_EQ_SEL), which is what a caller's share of a served
   // table usually is. Estimated at half, a team read (`team_id = ANY (ARRAY(SELECT …))`) walked the
   // primary key through ten thousand rows instead of the team_id index, at 2.5× the PostgreSQL CPU
-  // (BENCHMARKS.md, stop 26). NULL (a setting unset) and false give NULL, which denies.
+  // (docs/performance.md). NULL (a setting unset) and false give NULL, which denies.
   const selector = (actions: readonly Action[]): string => {
     const byAction = `${actionSettingSql} IN (${actions.map((a) => `'${a}'`).join(', ')})`;
     const test = !readBySubqueries

@@ -36,7 +36,7 @@ export interface CompileOptions extends RelationContext {
   /** `parameters` (default): auth_user values are bound per request; `session`: read from settings. */
   readonly auth?: AuthMode;
   /**
-   * The portable path's view of another table (SPEC §4.4): the inner table's own resolved `read`
+   * The portable path's view of another table (docs/policy-language.md): the inner table's own resolved `read`
    * policy, AND-ed into every subquery on it and compiled the same way (its subqueries inline
    * theirs in turn). Omitted on the native path, where PostgreSQL applies that table's RLS.
    */

@@ -1,4 +1,4 @@
-// DDL of the auth tables (SPEC §2) and the login throttle for MySQL/MariaDB and SQLite; PostgreSQL
+// DDL of the auth tables (docs/authentication.md) and the login throttle for MySQL/MariaDB and SQLite; PostgreSQL
 // gets the same tables from the versioned migrations in `sql/` (runtime/auth/pg-migrations.ts).
 
 import type { DialectName } from '../../compiler/types.js';
@@ -7,7 +7,7 @@ export const AUTH_USERS_TABLE = 'auth_users';
 export const AUTH_POLICIES_TABLE = 'auth_policies';
 /** Login failures per client address and per (username, address), shared by every server process. */
 export const LOGIN_THROTTLE_TABLE = 'auth_login_throttle';
-/** Sessions of built-in users and the digests of their refresh tokens (SPEC §3.3). */
+/** Sessions of built-in users and the digests of their refresh tokens (docs/authentication.md). */
 export const SESSIONS_TABLE = 'auth_sessions';
 export const REFRESH_TOKENS_TABLE = 'auth_refresh_tokens';
 

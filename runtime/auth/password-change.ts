@@ -1,4 +1,4 @@
-// `POST /auth/password` (SPEC §3.1, §3.3): a built-in user changes their own password by proving
+// `POST /auth/password` (docs/authentication.md): a built-in user changes their own password by proving
 // the current one. A wrong current password is a failed login for the throttle; success ends the
 // user's other sessions and keeps the one that asked.
 

@@ -1,4 +1,4 @@
-// Password rules of SPEC §3.1 and bcrypt hashing on libuv's thread pool, with a dummy hash so
+// Password rules of docs/authentication.md and bcrypt hashing on libuv's thread pool, with a dummy hash so
 // an unknown user costs the same time as a wrong password.
 
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Login throttling (SPEC §3.1), shared by every server process on one database through the
+// Login throttling (docs/authentication.md), shared by every server process on one database through the
 // `auth_login_throttle` table (sql/003_login_throttle.sql): failures only, per (username, client
 // address) and per client address; a username failing from many addresses gives each address that
 // already failed for it one failure per window, and never refuses an address that has not.

@@ -1,5 +1,5 @@
 // Columns no endpoint ever returns, selects, filters or orders on, and no policy may name:
-// `auth_users.password` (a bcrypt hash, SPEC §3.2) and the auth tables' hidden helper columns.
+// `auth_users.password` (a bcrypt hash, docs/http-api.md) and the auth tables' hidden helper columns.
 
 const SECRET_COLUMNS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   ['auth_users', new Set(['password', 'username_key'])],

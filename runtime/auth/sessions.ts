@@ -1,4 +1,4 @@
-// Sessions of built-in users (SPEC §3.3): a login opens one, its access tokens carry its id
+// Sessions of built-in users (docs/authentication.md): a login opens one, its access tokens carry its id
 // (`sid`), its refresh token rotates with reuse detection, and every kind of revocation is a row
 // change here — which other server processes hear of through runtime/auth/user-states.ts.
 // Tables: sql/004_sessions.sql (PostgreSQL), auth-ddl.ts (MySQL/MariaDB, SQLite).
@@ -45,7 +45,7 @@ export function userStamp(passwordHash: string, isAdmin: boolean): string {
 const tokenDigest = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 /** 128 random bits. */
 const newSessionId = (): string => randomBytes(16).toString('base64url');
-/** 256 random bits (SPEC §3.3: at least 256). */
+/** 256 random bits (docs/authentication.md: at least 256). */
 const newRefreshToken = (): string => randomBytes(32).toString('base64url');
 
 /** A boolean column as each driver returns it (MySQL: 0/1). */

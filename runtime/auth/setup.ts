@@ -1,4 +1,4 @@
-// Auth setup (SPEC §2): creates the auth tables, inserts the three default policies and one admin
+// Auth setup (docs/authentication.md): creates the auth tables, inserts the three default policies and one admin
 // with a random password shown once. Runs once, also when ten setups race each other. Also the
 // upgrade of a database set up by an older version (tables added since, rows untouched).
 
@@ -27,7 +27,7 @@ export interface DefaultPolicy {
   readonly description: string;
 }
 
-/** The three rows of SPEC §2, in its order. */
+/** The three rows of docs/authentication.md, in its order. */
 export const DEFAULT_POLICIES: readonly DefaultPolicy[] = Object.freeze([
   {
     table_name: 'auth_users',
@@ -56,7 +56,7 @@ export interface SetupResult {
 
 export interface SetupOptions extends UserServiceOptions {
   /**
-   * The URL `adapter` was opened with (SPEC §1). PostgreSQL runs its migrations on a session of
+   * The URL `adapter` was opened with (docs/operations.md). PostgreSQL runs its migrations on a session of
    * their own (postgres-migrations holds a session lock), opened from this URL.
    */
   readonly dbUrl: string;

@@ -1,4 +1,4 @@
-// JWT issue and verification (SPEC §3.1): HS256 only, `auth_user` from the verified claims,
+// JWT issue and verification (docs/authentication.md): HS256 only, `auth_user` from the verified claims,
 // every bad token one 401 `invalid_token` whose message and `WWW-Authenticate` say why; verified
 // tokens are cached until they expire so a request does not re-verify the signature.
 
@@ -9,7 +9,7 @@ import { ANONYMOUS } from '../../compiler/types.js';
 import type { AuthUser } from '../../compiler/types.js';
 
 export const MIN_SECRET_BYTES = 32;
-/** Clock skew accepted on `exp` and `nbf`, in seconds (SPEC: at most 30 s). */
+/** Clock skew accepted on `exp` and `nbf`, in seconds (at most 30 s). */
 export const CLOCK_LEEWAY_SECONDS = 30;
 export const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
 
@@ -27,7 +27,7 @@ export interface TokenSubject {
   readonly user_id: number;
   readonly is_admin: boolean;
   readonly username: string;
-  /** The session the token belongs to (SPEC §3.3); absent only in tests of stateless tokens. */
+  /** The session the token belongs to (docs/authentication.md); absent only in tests of stateless tokens. */
   readonly sid?: string;
 }
 
@@ -53,7 +53,7 @@ const BEARER = /^Bearer +([^\s]+) *$/i;
 const BEARER_SCHEME = /^Bearer(?:\s|$)/i;
 const INTEGER_STRING = /^-?[0-9]+$/;
 
-/** Why a token is refused (SPEC §3.1); the code stays `invalid_token` for every one. */
+/** Why a token is refused (docs/authentication.md); the code stays `invalid_token` for every one. */
 export type TokenProblem =
   | 'missing_bearer'
   | 'malformed'
@@ -128,7 +128,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** `auth_user` of SPEC §3.1 from verified claims; throws when `user_id` is not an integer. */
+/** `auth_user` of docs/authentication.md from verified claims; throws when `user_id` is not an integer. */
 export function authUserFromClaims(claims: JWTPayload): AuthUser {
   const id = userIdOf(claims['user_id']);
   if (id === undefined) {
@@ -233,7 +233,7 @@ export function createTokenService(options: TokenServiceOptions): TokenService {
   };
 }
 
-/** The session a built-in user's token belongs to: claims `user_id` and `sid` (SPEC §3.3). */
+/** The session a built-in user's token belongs to: claims `user_id` and `sid` (docs/authentication.md). */
 export function sessionOf(user: AuthUser): { readonly userId: number; readonly sid: string } | undefined {
   const sid = user.claims['sid'];
   if (!user.is_authenticated || user.id === null || sid === undefined) return undefined;
@@ -254,7 +254,7 @@ export interface SessionUsers {
 }
 
 /**
- * `verify` of SPEC §3.3: a token with `sid` is a built-in user's, good only while its session
+ * `verify` of docs/authentication.md: a token with `sid` is a built-in user's, good only while its session
  * lives, and its `is_admin` and `username` are the stored user's (a demotion counts at once);
  * a token without one (another system's) stays stateless.
  */

@@ -1,4 +1,4 @@
-// What an admin does to an account from the CLI (SPEC §1, §3.3): remove it, set its password, grant
+// What an admin does to an account from the CLI (docs/operations.md, docs/authentication.md): remove it, set its password, grant
 // or revoke admin, clear its login lock-outs, and list users with their lock-outs. Users are found
 // by username like a login finds them (the case-insensitive key); each change ends the user's
 // sessions in the transaction that makes it, and an unknown user changes nothing.

@@ -1,4 +1,4 @@
-// The stored state of built-in users, cached per server process (SPEC §3.3): username, is_admin
+// The stored state of built-in users, cached per server process (docs/authentication.md): username, is_admin
 // and live sessions. A built-in user's request is judged against it without a round trip; the
 // first request of a user (or of a session this process has not seen) loads it once. Changes made
 // anywhere reach the cache within moments — PostgreSQL: the `rest_users` NOTIFY of

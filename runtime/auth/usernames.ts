@@ -1,4 +1,4 @@
-// Username rules of SPEC §3.1: validation, NFC normalisation and the case-insensitive uniqueness key.
+// Username rules of docs/authentication.md: validation, NFC normalisation and the case-insensitive uniqueness key.
 
 import { RestError } from '../../errors/rest-error.js';
 

@@ -168,7 +168,7 @@ async function findByKey(session: DbSession, dialect: Dialect, key: string): Pro
   return rows[0];
 }
 
-/** Register (SPEC §3.1) and `auth user add`: validated like each other; taken → 409 `username_taken`. */
+/** Register (docs/authentication.md) and `auth user add`: validated like each other; taken → 409 `username_taken`. */
 export async function registerUser(
   adapter: DbAdapter,
   input: NewUser,

@@ -1,4 +1,4 @@
-// Opens the adapter for a `-db.url` (SPEC §1): a bad URL is a usage error, an unreachable
+// Opens the adapter for a `-db.url` (docs/operations.md): a bad URL is a usage error, an unreachable
 // database one clear sentence with category `unavailable`.
 
 import { RestError } from '../../errors/rest-error.js';

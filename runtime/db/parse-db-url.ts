@@ -1,4 +1,4 @@
-// Parses `-db.url` (SPEC §1) into what an adapter needs; the parsed value never holds a password.
+// Parses `-db.url` (docs/operations.md) into what an adapter needs; the parsed value never holds a password.
 
 import { resolve } from 'node:path';
 import { quoteValue } from '../../errors/quote-value.js';

@@ -1,4 +1,4 @@
-// The floor on `auth_users` (SPEC §3.4): whatever the policies say, a non-admin never writes a
+// The floor on `auth_users` (docs/authentication.md): whatever the policies say, a non-admin never writes a
 // user's `id`, `password` or `is_admin` through the table endpoints — a policy that lets users edit
 // their own row must not let them promote themselves or skip `/auth/password`. Decided in-process
 // on the request's values, before anything is written, on both enforcement paths.
@@ -35,7 +35,7 @@ const NON_ADMIN: AuthUser = Object.freeze({
 });
 
 /**
- * SPEC §3.4: a policy on `auth_users` for create, update or all that can let a non-admin write is
+ * docs/authentication.md: a policy on `auth_users` for create, update or all that can let a non-admin write is
  * accepted, but `policy add` and `policy explain` say that the floor still holds. Undefined when
  * the policy lets no non-admin (a subquery or a row it reads counts as "can").
  */

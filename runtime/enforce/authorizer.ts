@@ -21,7 +21,7 @@ export interface AuthorizationRequest {
   readonly table: TableInfo;
   readonly action: Action;
   readonly user: AuthUser;
-  /** The schema `table` belongs to: subqueries of policies read its other tables (SPEC §4.4). */
+  /** The schema `table` belongs to: subqueries of policies read its other tables (docs/policy-language.md). */
   readonly schema: SchemaSnapshot;
 }
 
@@ -51,7 +51,7 @@ export type Authorization =
       readonly predicate: SqlFragment;
       /**
        * create/update: every row as stored must satisfy it; the database evaluates it inside the
-       * write's transaction and a failing row rolls the request back (SPEC §4.4).
+       * write's transaction and a failing row rolls the request back (docs/policy-language.md).
        */
       readonly check?: SqlFragment;
       readonly guard?: WriteGuard;
@@ -64,5 +64,5 @@ export interface Authorizer {
 
 const ALLOW: Authorization = Object.freeze({ kind: 'allow' });
 
-/** Auth disabled: every table endpoint is public and policies are ignored (SPEC §3.2). */
+/** Auth disabled: every table endpoint is public and policies are ignored (docs/http-api.md). */
 export const publicAuthorizer: Authorizer = Object.freeze({ authorize: () => ALLOW });

@@ -1,4 +1,4 @@
-// The in-process first step of both enforcement paths (SPEC §4.4): resolve the cached compiled
+// The in-process first step of both enforcement paths (docs/policy-language.md): resolve the cached compiled
 // policy of (table, action), deny one naming a column the table lacks, and decide what auth_user
 // alone decides. Also the owner preset on create (`c = auth_user.id` filled when missing).
 
@@ -96,7 +96,7 @@ const sameId = (value: unknown, id: number | null): boolean =>
   id !== null && value !== null && value !== undefined && String(value) === String(id);
 
 /**
- * A new row with its owner columns (`c = auth_user.id`, SPEC §4.4) filled with the user's id when
+ * A new row with its owner columns (`c = auth_user.id`, docs/policy-language.md) filled with the user's id when
  * missing; another id is refused (403 owner_mismatch). Both enforcement paths use it.
  */
 export function fillOwnerColumns(policy: CompiledPolicy, user: AuthUser, row: WriteRow): WriteRow {

@@ -1,4 +1,4 @@
-// The one rule that turns a policy's refusal into an answer (SPEC §4.4): 401 with
+// The one rule that turns a policy's refusal into an answer (docs/policy-language.md): 401 with
 // `WWW-Authenticate: Bearer` for an anonymous user — logging in may change the answer — and 403
 // for a logged-in one. The table handler, both enforcement paths and `policy explain` use it.
 
@@ -50,7 +50,7 @@ function refusalMessage(table: string, action: 'create' | 'update', rejected: Re
     : `the row at index ${rejected.index} is not allowed by the policy of ${table}`;
 }
 
-/** A written row the policy's check refuses (SPEC §4.4: nothing is written). */
+/** A written row the policy's check refuses (docs/policy-language.md: nothing is written). */
 export function checkFailed(
   user: AuthUser,
   table: string,

@@ -1,4 +1,4 @@
-// The native enforcement path's Authorizer (SPEC §4.6): auth_user-only parts are decided
+// The native enforcement path's Authorizer (docs/row-level-security.md): auth_user-only parts are decided
 // in-process first (401/403, as on the portable path); everything the rows decide is left to the
 // database's own policies, which are brought up to date before the request runs. On create, owner
 // columns (`c = auth_user.id`) the body leaves out are filled with the user's id and another id is

@@ -1,4 +1,4 @@
-// The portable enforcement path (SPEC §4.6), for SQLite, MySQL/MariaDB and PostgreSQL with
+// The portable enforcement path (docs/row-level-security.md), for SQLite, MySQL/MariaDB and PostgreSQL with
 // `-db.rls off`: the cached compiled policy decides auth_user parts in-process; its predicate is
 // AND-ed into read/read_mine/update/delete, and is the check the database evaluates on the rows
 // a create or update stored, inside the write's transaction (owner columns filled on create).

@@ -1,4 +1,4 @@
-// Checks judge what the database stores (SPEC §4.4): the portable path's create/update check is
+// Checks judge what the database stores (docs/policy-language.md): the portable path's create/update check is
 // evaluated by the database on each row as written — after its coercions, defaults and triggers —
 // and handed back as a flag column with the row; here the flags are read and the first failing
 // row refuses the request (the caller's transaction then rolls everything back).

@@ -1,4 +1,4 @@
-// The `/auth/*` namespace of SPEC §3.1. Auth enabled: setup, register, login, logout, refresh,
+// The `/auth/*` namespace of docs/authentication.md. Auth enabled: setup, register, login, logout, refresh,
 // password, sessions/revoke (other methods → 405), any other `/auth/<x>` → 404 `not_found`. Auth disabled: every `/auth/*` → 404
 // `auth_disabled`. Paths outside the namespace fall through to the table endpoints.
 
@@ -150,7 +150,7 @@ const routes: Readonly<Record<string, AuthRoute>> = {
     });
     return tokenPair(deps, user, session);
   },
-  // Without a body logging out is the client forgetting its token (SPEC §3.1); with a refresh
+  // Without a body logging out is the client forgetting its token (docs/authentication.md); with a refresh
   // token its session ends — that refresh token and the session's access tokens. An unknown
   // refresh token changes nothing and is no error: the client is logged out either way.
   '/auth/logout': async (deps, req) => {
@@ -163,7 +163,7 @@ const routes: Readonly<Record<string, AuthRoute>> = {
   },
   '/auth/refresh': async (deps, req) => {
     const token = refreshTokenOf(await readJsonBody(req), true) ?? '';
-    // Guessing refresh tokens counts toward the client address's login throttle (SPEC §3.3).
+    // Guessing refresh tokens counts toward the client address's login throttle (docs/authentication.md).
     const attempt = await deps.limiter.begin({ address: clientAddress(req, deps.trustProxy) });
     let rotation: Awaited<ReturnType<typeof rotateRefreshToken>>;
     try {

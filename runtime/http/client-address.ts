@@ -1,4 +1,4 @@
-// The client address a request is counted under by the login limits (SPEC §3.1): the socket's
+// The client address a request is counted under by the login limits (docs/authentication.md): the socket's
 // remote address; with `-http.trust_proxy`, the address the proxy in front of rest saw instead.
 
 import { isIP } from 'node:net';

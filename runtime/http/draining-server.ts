@@ -1,4 +1,4 @@
-// An HTTP server whose shutdown drops no request (SPEC §5): drain() stops accepting, answers every
+// An HTTP server whose shutdown drops no request (docs/operations.md): drain() stops accepting, answers every
 // request on the connections already accepted (also those whose request was not read yet) with
 // `Connection: close`, closes connections still without a request after a short wait, and cuts
 // whatever is left at the deadline.

@@ -1,7 +1,7 @@
 // The request handlers of the app, run in order as one express layer. express's router spends,
 // for every layer a request passes, a path match, a prefix trim and a parameter pass: about 15 µs
 // of CPU per request over the five layers rest had, and allocation per write fell from 59.5 to
-// about 51 KB when four of them went (profiled under load: BENCHMARKS.md, stop 25). rest's
+// about 51 KB when four of them went (profiled under load: docs/performance.md). rest's
 // handlers (common headers, access log, CORS, the auth endpoints, the table endpoints) all take
 // every path, so they need none of it. Each handler is called as express would call it: `next()` goes
 // on to the following one, `next(error)` and a thrown error or rejected promise go to the error

@@ -48,7 +48,7 @@ function tooLarge(maxBytes: number): RestError {
 
 /**
  * The body's bytes, read by the stream's events (an async iterator over the request cost every
- * write some 2 KB of garbage and several promise turns more: BENCHMARKS.md, stop 25). Past
+ * write some 2 KB of garbage and several promise turns more: docs/performance.md). Past
  * `maxBytes` the rest is drained unkept, so the 413 reaches the client; past DRAIN_LIMIT_BYTES the
  * connection is dropped. A request that closes before its body ended rejects with that.
  */

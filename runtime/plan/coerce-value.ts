@@ -32,7 +32,7 @@ export function invalidValue(column: ColumnInfo, kind: ValueKind = column.valueK
 }
 
 /**
- * NUL and lone UTF-16 surrogates, refused in every text value a request sends (SPEC §3.2), so one
+ * NUL and lone UTF-16 surrogates, refused in every text value a request sends (docs/http-api.md), so one
  * rule holds on every database: PostgreSQL cannot store NUL in text or jsonb; a lone surrogate is
  * not Unicode text, and PostgreSQL and MariaDB would store it as U+FFFD while better-sqlite3
  * writes the invalid bytes into the file. With the `u` flag a lone surrogate is one code point

@@ -8,7 +8,7 @@ import type { Select } from '../request/types.js';
 export type ColumnUse = 'filter' | 'select' | 'order' | 'body';
 
 /**
- * Secret columns (the password hash, SPEC §3.2) read as unknown columns anywhere a request can
+ * Secret columns (the password hash, docs/http-api.md) read as unknown columns anywhere a request can
  * read them; they stay writable (`body`) because the auth table guards hash and derive them.
  */
 export function columnOf(table: TableInfo, name: string, use: ColumnUse): ColumnInfo {

@@ -1,6 +1,6 @@
 // Writes to the auth tables through the table endpoints, whatever authorizer decides them:
 // `/auth_users` under the floor (runtime/enforce/auth-users-floor.ts), usernames validated (with
-// their case-insensitive key) and passwords validated and hashed; `/auth_policies` rows validated exactly like `auth policy add` (SPEC §4.5).
+// their case-insensitive key) and passwords validated and hashed; `/auth_policies` rows validated exactly like `auth policy add` (docs/policy-language.md).
 
 import { RestError } from '../../errors/rest-error.js';
 import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from '../auth/auth-ddl.js';
@@ -19,7 +19,7 @@ export interface AuthTableGuardDeps {
   readonly schema: () => Promise<SchemaSnapshot>;
   readonly hasher?: PasswordHasher;
   /**
-   * The floor on auth_users (SPEC §3.4): non-admins never write id, password or is_admin. Default
+   * The floor on auth_users (docs/authentication.md): non-admins never write id, password or is_admin. Default
    * on; off only while auth is disabled (every endpoint is public and there are no admins).
    */
   readonly usersFloor?: boolean;
@@ -121,7 +121,7 @@ export function withAuthTableGuards(inner: Authorizer, deps: AuthTableGuardDeps)
 
 /**
  * Tells `onPoliciesWritten` after every committed write to `auth_policies`, so the next request
- * sees it (SPEC §3.2); other processes hear of it through the policy cache's change source.
+ * sees it (docs/http-api.md); other processes hear of it through the policy cache's change source.
  */
 export const policyInvalidatingRunner = (inner: RequestRunner, onPoliciesWritten: () => void): RequestRunner =>
   writeObservingRunner(inner, AUTH_POLICIES_TABLE, onPoliciesWritten);

@@ -1,5 +1,5 @@
-// Changing and removing one stored policy (`auth policy edit|remove`, SPEC §1): an edit is the
-// stored row with some fields replaced, validated exactly like `auth policy add` (SPEC §4.5, cycles
+// Changing and removing one stored policy (`auth policy edit|remove`, docs/operations.md): an edit is the
+// stored row with some fields replaced, validated exactly like `auth policy add` (docs/policy-language.md, cycles
 // with the other rows included) before anything is written; an unknown id changes nothing.
 
 import type { PolicyRow } from '../../compiler/types.js';

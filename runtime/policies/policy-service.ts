@@ -1,4 +1,4 @@
-// Rows of `auth_policies`: validation (SPEC §4.5), insertion and listing — the one code path
+// Rows of `auth_policies`: validation (docs/policy-language.md), insertion and listing — the one code path
 // the CLI (`auth policy add|list`) and the HTTP side (`/auth_policies` writes) share.
 
 import { analyze, type ColumnTypes } from '../../compiler/analyze.js';
@@ -16,10 +16,10 @@ import { schemaTypesOf } from '../enforce/decide.js';
 import { floorWarning } from '../enforce/auth-users-floor.js';
 
 export const POLICIES_TABLE = 'auth_policies';
-/** `table_name` value whose rows apply to every table (SPEC §4.2). */
+/** `table_name` value whose rows apply to every table (docs/policy-language.md). */
 export const ALL_TABLES = 'all';
 
-/** Maximum lengths in characters, from the column types of SPEC §2. */
+/** Maximum lengths in characters, from the column types of docs/authentication.md. */
 export const POLICY_FIELD_LIMITS = Object.freeze({
   table_name: 128,
   action: 16,
@@ -119,7 +119,7 @@ function parsedOrUndefined(row: PolicyRow): Expr | undefined {
   }
 }
 
-/** Refuses a candidate whose subqueries close a cycle with `others` (SPEC §4.4), naming the cycle. */
+/** Refuses a candidate whose subqueries close a cycle with `others` (docs/policy-language.md), naming the cycle. */
 function refuseCycles(
   candidate: Omit<PolicyRow, 'id'>,
   expr: Expr,
@@ -166,7 +166,7 @@ function checkColumns(expr: Expr, table_name: string, columns: ColumnTypes | und
 }
 
 /**
- * What a row means, checked against `schema` (SPEC §4.5 without the lengths and cycles): the action
+ * What a row means, checked against `schema` (docs/policy-language.md without the lengths and cycles): the action
  * is in the list, `table_name` exists or is `all`, the expression parses, names existing columns
  * and type-checks, and its subqueries name existing tables and columns.
  */
@@ -199,7 +199,7 @@ function checkRule(
 }
 
 /**
- * SPEC §4.5: action in the list, lengths of §2, `table_name` an existing table or `all`, the
+ * docs/policy-language.md: action in the list, lengths of §2, `table_name` an existing table or `all`, the
  * expression parses, every column it names exists in that table (for `all`: checked per table at
  * request time), every table and column of a subquery exists, and — given the other stored rows,
  * `others` — its subqueries close no cycle. Throws 400 `invalid_policy`; syntax, column and cycle
@@ -259,7 +259,7 @@ export function brokenPolicies(
 
 const POLICY_COLUMNS = ['id', 'table_name', 'action', 'expression', 'description'] as const;
 
-/** A stored row as the drivers return it, with the types of SPEC §2. */
+/** A stored row as the drivers return it, with the types of docs/authentication.md. */
 export function policyRowOf(row: Row): PolicyRow {
   return Object.freeze({
     id: Number(row['id']),

@@ -1,4 +1,4 @@
-// What is wrong with the relations of the stored policies, for people to fix (SPEC §4.4, issue
+// What is wrong with the relations of the stored policies, for people to fix (docs/policy-language.md, issue
 // 15): rows on a cycle through subqueries (written by hand: validation refuses the others; they
 // deny) and subqueries whose table has no index on any column they name (each request then scans
 // that table once per row it judges — Supabase's advisor lint 0003 is the anchor). The start-up

@@ -1,7 +1,7 @@
 // The query string → its parameters, read as URLSearchParams reads them (`+` is a space, a
 // malformed `%` stays literal), except that percent-escapes that decode to bytes that are not
 // UTF-8 are a 400: URLSearchParams would turn them into U+FFFD, so `eq.%ED%A0%80` (a lone
-// surrogate in CESU-8) would silently become another value instead of the refusal of SPEC §3.2.
+// surrogate in CESU-8) would silently become another value instead of the refusal of docs/http-api.md.
 
 import { RestError } from '../../errors/rest-error.js';
 

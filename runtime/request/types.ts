@@ -1,4 +1,4 @@
-// The parsed shape of a table request (SPEC §3.2): syntax only, before any schema lookup.
+// The parsed shape of a table request (docs/http-api.md): syntax only, before any schema lookup.
 
 import type { Action } from '../../compiler/types.js';
 
@@ -82,7 +82,7 @@ export type ParsedRequest =
 
 export type ParsedRequestKind = ParsedRequest['kind'];
 
-/** SPEC §4.1: the policy action a request is decided under. */
+/** docs/policy-language.md: the policy action a request is decided under. */
 export function actionOf(request: ParsedRequest): Action {
   switch (request.kind) {
     case 'list':

@@ -1,5 +1,5 @@
 // Notices when the generated row-level security of a served table is dropped, altered or disabled
-// behind rest's back (SPEC §4.6) and asks for a check: where an event trigger is in place (the login
+// behind rest's back (docs/row-level-security.md) and asks for a check: where an event trigger is in place (the login
 // role may create one: a superuser), every CREATE/ALTER/DROP POLICY, ALTER TABLE or COMMENT in the
 // database NOTIFYs `rest_rls`, heard within milliseconds, and a slow periodic check is the backstop;
 // otherwise the check runs every second. The check reads pg_class and pg_policy once and says, per

@@ -1,4 +1,4 @@
-// Auth setup on every database: exactly the tables and rows of SPEC §2, once, also under a race.
+// Auth setup on every database: exactly the tables and rows of docs/authentication.md, once, also under a race.
 
 import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,7 +51,7 @@ describe.each(ALL_KINDS)('auth setup on %s', (kind: DialectName) => {
       await db?.drop();
     });
 
-    it('creates exactly auth_users and auth_policies with the columns of SPEC §2 (+ the hidden username_key) and the login throttle', async () => {
+    it('creates exactly auth_users and auth_policies with the columns of docs/authentication.md (+ the hidden username_key) and the login throttle', async () => {
       const result = await setupAuth(adapter, { dbUrl: db.url });
       expect(result.username).toBe('admin');
       expect(result.password.length).toBeGreaterThanOrEqual(20);

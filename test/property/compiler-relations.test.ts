@@ -1,4 +1,4 @@
-// Differential property test of policies with subqueries (issue 15) over three related tables,
+// Differential property test of policies with subqueries over three related tables,
 // docs → members → teams, with edge-rich data and random relation policies: the reference
 // evaluator over table snapshots (test/support/relation-reference.ts) ≡ the portable WHERE (inner
 // read policies inlined) on SQLite, PostgreSQL and MariaDB ≡ the native RLS policies on

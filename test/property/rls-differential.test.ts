@@ -1,4 +1,4 @@
-// Differential property test of the two enforcement paths (SPEC §4.6): random policy sets ×
+// Differential property test of the two enforcement paths (docs/row-level-security.md): random policy sets ×
 // users × requests, sent over real HTTP to three servers — PostgreSQL with native RLS, PostgreSQL
 // with the portable path (-db.rls off) and SQLite — must give the same statuses, the same bodies
 // and leave the same rows. On failure fast-check prints the seed (rerun with FC_SEED=<seed>).
@@ -47,7 +47,7 @@ interface Target {
   readonly server: TestServer;
 }
 
-/** Users as tokens (signed with the servers' secret; SPEC §3.1 accepts them): anonymous has none. */
+/** Users as tokens (signed with the servers' secret; docs/authentication.md accepts them): anonymous has none. */
 const USERS = {
   anonymous: undefined,
   alice: { user_id: 1, username: 'alice', org_id: 10 },
@@ -100,7 +100,7 @@ const policyArbitrary: fc.Arbitrary<PolicyInput> = fc
           )
           .map(([a, op, b]) => `(${a}) ${op} (${b})`),
       },
-      // A column the table lacks, on the `all` level: 403 naming it (SPEC §4.4).
+      // A column the table lacks, on the `all` level: 403 naming it (docs/policy-language.md).
       { weight: 1, arbitrary: fc.constant('owner = auth_user.id') },
     ),
   })

@@ -1,4 +1,4 @@
-// Differential property test of create and update checks (SPEC §4.4 "Checks judge what the
+// Differential property test of create and update checks (docs/policy-language.md "Checks judge what the
 // database stores", §4.6): random policies over columns the databases coerce (a folded or refused
 // status, numeric(6,2), char(5), a defaulted boolean, an owner column a trigger may rewrite) ×
 // users × create/update bodies chosen to hit those coercions, over real HTTP.
@@ -73,7 +73,7 @@ const SEED_ROWS: ReadonlyArray<readonly [number, number, string, number, string 
   [4, 2, 'approved', 50, 'ab', false],
 ];
 
-/** Users as tokens signed with the servers' secret (SPEC §3.1 accepts them); admin sets the policies. */
+/** Users as tokens signed with the servers' secret (docs/authentication.md accepts them); admin sets the policies. */
 const USERS = {
   alice: { user_id: 1, username: 'alice' },
   bob: { user_id: 2, username: 'bob' },

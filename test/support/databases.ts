@@ -15,7 +15,7 @@ import { requestRoleName } from '../../runtime/rls/request-role.js';
 
 export interface TestDatabase {
   readonly kind: DialectName;
-  /** URL in the syntax of SPEC §1, ready for `-db.url`. */
+  /** URL in the syntax of docs/operations.md, ready for `-db.url`. */
   readonly url: string;
   readonly name: string;
   drop(): Promise<void>;

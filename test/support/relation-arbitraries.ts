@@ -1,4 +1,4 @@
-// fast-check arbitraries of policy ASTs with relations (SPEC §4.3): `exists (select from …)`,
+// fast-check arbitraries of policy ASTs with relations (docs/policy-language.md): `exists (select from …)`,
 // `x [not] in (select c from t [where …])` nested at most two levels, and qualified columns.
 // Positions are left at NO_POSITION; compare with stripPositions.
 

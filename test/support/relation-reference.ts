@@ -1,6 +1,6 @@
 // A reference evaluator of policies with subqueries over table snapshots, written for the
 // differential tests independently of the compiler: SQL's three-valued logic, NULLs in IN and
-// NOT IN as SQL has them, and each inner table seen through its own read policy (SPEC §4.4).
+// NOT IN as SQL has them, and each inner table seen through its own read policy (docs/policy-language.md).
 
 import { compareValues } from '../../compiler/semantics.js';
 import type { AuthUser } from '../../compiler/types.js';

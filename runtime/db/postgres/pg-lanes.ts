@@ -8,12 +8,12 @@
 // turn's I/O callbacks are done (setImmediate), so the requests that turn sends on one lane leave in
 // one write, and PostgreSQL reads them in one wake-up. Under load that is fewer system calls and
 // fewer context switches on both sides, which dominate a request's cost on a small machine
-// (BENCHMARKS.md, stop 27). Work that needs an explicit transaction keeps a client of its own.
+// (docs/performance.md). Work that needs an explicit transaction keeps a client of its own.
 //
 // A lane carries at most LANE_DEPTH requests at once; more wait in one queue, first come first
 // served, for the first lane that frees. Without the bound every request went to the lane with the
 // fewest in flight, and a backend the machine descheduled held up every request queued on it: the
-// p99 of native reads was 1.2–1.5× that of the bound's (BENCHMARKS.md, stop 28).
+// p99 of native reads was 1.2–1.5× that of the bound's (docs/performance.md).
 //
 // A lane is taken from the pool once and kept; the pool's other clients serve explicit
 // transactions. A lane whose connection failed, that holds a statement name of unknown state, or

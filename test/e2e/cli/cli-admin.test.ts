@@ -1,6 +1,6 @@
-// The admin commands of SPEC §1 on every database, against a running server of the same database:
+// The admin commands of docs/cli.md on every database, against a running server of the same database:
 // `auth user remove|passwd|admin|unlock` change the account and end its sessions (the server
-// refuses the user's token within 2 s, SPEC §3.3), `auth user list` shows lock-outs, `auth policy
+// refuses the user's token within 2 s, docs/authentication.md), `auth user list` shows lock-outs, `auth policy
 // remove|edit` change one row with edit validated like add; an unknown user or policy is exit 2
 // and changes nothing.
 
@@ -115,7 +115,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
     /** A read any logged-in user may make (the default policy filters `notes` by user_id). */
     const read = (token: string) => ctx.http.get('/notes', bearer(token));
 
-    /** SPEC §3.3: the token is refused with 401 "session revoked" within 2 s of the command. */
+    /** docs/authentication.md: the token is refused with 401 "session revoked" within 2 s of the command. */
     async function expectRevokedWithin2s(token: string): Promise<void> {
       const deadline = Date.now() + 2000;
       let reply = await read(token);
@@ -485,7 +485,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         expect(await policyRows()).toEqual(before);
       });
 
-      it('edit warns like add when the row lets non-admins update auth_users (SPEC §3.4)', async () => {
+      it('edit warns like add when the row lets non-admins update auth_users (docs/authentication.md)', async () => {
         const added = await rest([
           'auth',
           'policy',

@@ -601,7 +601,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(r.stderr).toMatch(/table 'nope' does not exist/);
     });
 
-    it('accepts a policy that lets non-admins update auth_users, warning that id, password and is_admin stay admin-only (SPEC §3.4)', async () => {
+    it('accepts a policy that lets non-admins update auth_users, warning that id, password and is_admin stay admin-only (docs/authentication.md)', async () => {
       const added = await t.rest([
         'auth',
         'policy',

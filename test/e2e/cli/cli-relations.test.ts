@@ -1,4 +1,4 @@
-// Relation policies through the built binary on every database (issue 15): `auth policy add`
+// Relation policies through the built binary on every database: `auth policy add`
 // refuses unknown subquery tables and cycles with exit 2 and writes nothing; `policy explain`
 // shows the tables a subquery reads, the read policy it sees them through and missing indexes;
 // `policy compile` prints the RLS with its subqueries.

@@ -1,4 +1,4 @@
-// The floor on auth_users (SPEC §3.4) over real HTTP on every database: even under a policy that
+// The floor on auth_users (docs/authentication.md) over real HTTP on every database: even under a policy that
 // lets users update (and create) their own row, a non-admin never writes id, password or is_admin
 // — 403 protected_column, nothing written — while an admin still may.
 

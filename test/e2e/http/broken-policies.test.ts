@@ -1,5 +1,5 @@
 // A stored policy row that no longer parses or names a missing column (written by hand in the
-// database; issue 13): the server logs it once at error level with its id, table, action and the
+// database): the server logs it once at error level with its id, table, action and the
 // error when it loads the policies — not again on later reloads — and fails closed: the row allows
 // nothing, on every database and on both PostgreSQL paths.
 

@@ -1,4 +1,4 @@
-// Every table endpoint and parameter of SPEC §3.2 through real HTTP, on every database, checking
+// Every table endpoint and parameter of docs/http-api.md through real HTTP, on every database, checking
 // status, body and what the database holds afterwards.
 
 import { beforeEach, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// SPEC §3.2 limits over HTTP on every database: a POST array over -http.max_rows is 413
+// docs/http-api.md limits over HTTP on every database: a POST array over -http.max_rows is 413
 // too_many_rows with nothing written; a statement running longer than -db.statement_timeout is
 // cancelled by the database → 503 query_timeout, nothing written (PostgreSQL with native RLS and
 // without, MariaDB). The slow statements are real: a BEFORE INSERT trigger that sleeps, and on

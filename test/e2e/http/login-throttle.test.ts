@@ -1,4 +1,4 @@
-// Login throttling as a client sees it (SPEC §3.1), on every database: failures only, per username
+// Login throttling as a client sees it (docs/authentication.md), on every database: failures only, per username
 // and client address and per client address, counters shared by servers on one database (each with
 // its own pool, as separate processes have), 429 always with Retry-After, and the client address
 // taken from X-Forwarded-For only with -http.trust_proxy.

@@ -82,7 +82,7 @@ export async function seedItems(ctx: Pick<MatrixContext, 'kind' | 'sql'>): Promi
   await ctx.sql.exec(bump[ctx.kind]);
 }
 
-/** The exact SPEC §3 error body: `{"error": {"code", "message"[, "details"]}}` and nothing else. */
+/** The exact docs/http-api.md error body: `{"error": {"code", "message"[, "details"]}}` and nothing else. */
 export function expectError(
   reply: Reply,
   status: number,

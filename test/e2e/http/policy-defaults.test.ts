@@ -1,4 +1,4 @@
-// Every row of the seed's default policies (SPEC §2), through real HTTP on each database.
+// Every row of the seed's default policies (docs/authentication.md), through real HTTP on each database.
 
 import { beforeEach, expect, it } from 'vitest';
 import { expectError } from './matrix.js';

@@ -1,4 +1,4 @@
-// The four example patterns, the resolution rules of SPEC §4.2 and the extended grammar of
+// The four example patterns, the resolution rules of docs/policy-language.md and the extended grammar of
 // §4.3 (and/or/not, literals, claims of an external token), through real HTTP on each database.
 
 import { beforeEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Policies that follow relations (SPEC §4.3–4.5, issue 15) through real HTTP on every database,
+// Policies that follow relations (docs/policy-language.md) through real HTTP on every database,
 // PostgreSQL with native RLS and without: team membership, a sharing table and a role table for
 // read, read_mine, create, update and delete; the inner table seen through its own read policy;
 // anonymous requests; unknown tables and cycles refused when the policy is written.

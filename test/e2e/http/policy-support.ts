@@ -106,7 +106,7 @@ export interface SuiteOptions {
   readonly hasher?: 'production';
 }
 
-/** Every database; PostgreSQL twice, with the portable path and with native RLS (SPEC §4.6). */
+/** Every database; PostgreSQL twice, with the portable path and with native RLS (docs/row-level-security.md). */
 const SUITE_TARGETS: ReadonlyArray<{ readonly kind: DialectName; readonly rls: boolean }> = ALL_KINDS.flatMap(
   (kind): Array<{ kind: DialectName; rls: boolean }> =>
     kind === 'postgres'

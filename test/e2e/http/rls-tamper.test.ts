@@ -1,4 +1,4 @@
-// Native RLS tamper detection through real HTTP (SPEC §4.6): a generated policy dropped or altered,
+// Native RLS tamper detection through real HTTP (docs/row-level-security.md): a generated policy dropped or altered,
 // or row-level security disabled, by hand through a raw connection is noticed and restored within
 // 2 s — with no traffic (the detection alone) and while requests keep coming — and no request ever
 // returns or deletes a row the policy hides: it answers the right rows or 503 `rls_not_enforced`.

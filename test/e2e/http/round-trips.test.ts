@@ -1,4 +1,4 @@
-// One round trip to PostgreSQL for every table request (issue 16), on both enforcement paths: the
+// One round trip to PostgreSQL for every table request, on both enforcement paths: the
 // server connects through the bench's counting proxy and each request, sent alone, must cost
 // exactly one flight of client messages — reads, creates of one and of several rows (their check
 // included), updates, deletes, and a create whose check refuses a row (nothing is written).

@@ -1,4 +1,4 @@
-// Sessions, refresh and revocation (SPEC §3.1, §3.3) over real HTTP on every database: login opens
+// Sessions, refresh and revocation (docs/authentication.md) over real HTTP on every database: login opens
 // a session, refresh rotates with reuse detection, logout / "log out everywhere" / a password
 // change / an admin's change / deletion end sessions — on this server and, within 2 s, on a second
 // server process of the same database — while another system's tokens stay stateless.
@@ -33,7 +33,7 @@ async function newUser(ctx: PolicyContext): Promise<{ id: number; username: stri
   return { id: (reply.json as { id: number }).id, username, password };
 }
 
-/** Polls `probe` until it answers `status` or 2 s have passed (SPEC §3.3: within 2 s). */
+/** Polls `probe` until it answers `status` or 2 s have passed (docs/authentication.md: within 2 s). */
 async function within2s(probe: () => Promise<{ status: number }>, status: number): Promise<number> {
   const deadline = Date.now() + 2000;
   for (;;) {

@@ -1,4 +1,4 @@
-// SPEC §4.4 "Checks judge what the database stores": create and update checks decide on the rows
+// docs/policy-language.md "Checks judge what the database stores": create and update checks decide on the rows
 // as the database stored them — after enum and collation folding, numeric rounding, char(n)
 // padding, defaults and triggers — on every database and both PostgreSQL paths. A failing row is
 // 403 policy_check_failed with nothing written (checked through a raw connection); a passing

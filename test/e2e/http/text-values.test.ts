@@ -1,4 +1,4 @@
-// SPEC §3.2: text with a lone UTF-16 surrogate or NUL is a 400 on every database, nothing
+// docs/http-api.md: text with a lone UTF-16 surrogate or NUL is a 400 on every database, nothing
 // written — in a body value of any column (JSON contents and keys included), in a filter, in a
 // key — and so is a query string or body whose bytes are not UTF-8 (no silent U+FFFD).
 

@@ -1,4 +1,4 @@
-// SPEC §3.1 username rules over HTTP, on every database: invisible characters (format,
+// docs/authentication.md username rules over HTTP, on every database: invisible characters (format,
 // default-ignorable, zero-width, bidi) and a leading combining mark are refused by register, by
 // creates through /auth_users and by renames through /auth_users alike, and nothing is written.
 

@@ -1,4 +1,4 @@
-// Database URLs with the real `rest` process (SPEC §1 "Fail closed"): a PostgreSQL URL's sslmode
+// Database URLs with the real `rest` process (docs/operations.md "Fail closed"): a PostgreSQL URL's sslmode
 // and ssl parameters are honoured (through a TLS front of the test server, which has no SSL
 // itself), a failure names the database and says what failed in one line without the password,
 // a SQLite file in a missing directory is an error naming it, and a new SQLite file is logged once.

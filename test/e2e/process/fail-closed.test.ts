@@ -1,4 +1,4 @@
-// SPEC §1 "Fail closed" with the real `rest` process: a secret given but empty exits 1 naming the
+// docs/operations.md "Fail closed" with the real `rest` process: a secret given but empty exits 1 naming the
 // setting; without a secret, a database where setup ran is refused unless auth is switched off
 // explicitly (flag, environment or YAML), which serves it publicly and says so once.
 

@@ -1,4 +1,4 @@
-// Two `rest` processes on one database share the login counters (SPEC §3.1), on every database:
+// Two `rest` processes on one database share the login counters (docs/authentication.md), on every database:
 // failures made through one process are refused by the other, the owner still logs in from
 // another address, and -http.trust_proxy (given as a flag) makes X-Forwarded-For the address.
 

@@ -1,4 +1,4 @@
-// Revocation across real server processes (SPEC §3.3), on every database: a session ended through
+// Revocation across real server processes (docs/authentication.md), on every database: a session ended through
 // one `rest` process — "log out everywhere", a password change, `rest auth user admin` from the
 // CLI — is refused by the other process within 2 s, though it had already judged the session valid.
 

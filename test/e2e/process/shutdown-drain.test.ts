@@ -1,4 +1,4 @@
-// SIGTERM drains (SPEC §5) with the real `rest` process on every database: 40 requests on 40
+// SIGTERM drains (docs/operations.md) with the real `rest` process on every database: 40 requests on 40
 // fresh connections (no keep-alive agent), half written just before the signal and half just
 // after it, are all answered and stored; the process then exits 0 within 10 s. Ten rounds each.
 // Then, on SQLite: a kept-alive connection is still served, and silent connections do not hold it.

@@ -1,4 +1,4 @@
-// `-workers N` with real processes (issue 16): N workers serve one listen address, a worker that
+// `-workers N` with real processes: N workers serve one listen address, a worker that
 // dies is replaced while the others keep serving, SIGTERM drains every worker and exits 0, and a
 // worker that cannot start (auth set up but no secret) ends the whole server with its exit code.
 

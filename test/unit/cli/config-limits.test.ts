@@ -1,4 +1,4 @@
-// -http.max_rows and -db.statement_timeout (SPEC §1): parsing, precedence and the messages that
+// -http.max_rows and -db.statement_timeout (docs/operations.md): parsing, precedence and the messages that
 // quote a rejected value.
 
 import { describe, expect, it } from 'vitest';

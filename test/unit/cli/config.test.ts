@@ -129,7 +129,7 @@ describe('value parsers', () => {
 });
 
 describe('loadConfig', () => {
-  it('has the defaults of SPEC §1', () => {
+  it('has the defaults of docs/operations.md', () => {
     expect(load({})).toEqual({
       addr: { host: undefined, port: 3000 },
       workers: 1,

@@ -1,4 +1,4 @@
-// The CLI starts fast (SPEC §1) because what `rest --help` loads is small: cli/main.ts and the
+// The CLI starts fast (docs/operations.md) because what `rest --help` loads is small: cli/main.ts and the
 // command definitions, with every handler (services, compiler, database drivers) behind an
 // import(). Read from the sources, not timed: the static import graph of cli/main.ts must reach
 // none of the heavy modules, and every handler must be reached lazily from its definition.

@@ -32,7 +32,7 @@ const row = (id: number, table_name: string, action: string, expression: string)
 const single = (expression: string): readonly PolicyRow[] => [row(1, 'posts', 'all', expression)];
 
 type Kind = Decision['kind'];
-/** The seed's four forms (SPEC §4.3) × anonymous / logged-in / admin. */
+/** The seed's four forms (docs/policy-language.md) × anonymous / logged-in / admin. */
 const SEED_FORMS: readonly (readonly [string, Readonly<Record<keyof typeof USERS, Kind>>, string | undefined])[] = [
   ['', { anonymous: 'allow', user: 'allow', admin: 'allow' }, undefined],
   ['auth_user.is_authenticated', { anonymous: 'deny', user: 'allow', admin: 'allow' }, undefined],

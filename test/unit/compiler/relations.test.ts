@@ -1,4 +1,4 @@
-// Relations in the compiler (issue 15): analysis per table, cycles, the SQL of subqueries on
+// Relations in the compiler: analysis per table, cycles, the SQL of subqueries on
 // every dialect (pinned), the portable inlining of inner read policies, decisions and the memo.
 
 import { describe, expect, it } from 'vitest';

@@ -104,7 +104,7 @@ const cases: readonly Case[] = [
   },
 ];
 
-describe('resolvePolicies (SPEC §4.2)', () => {
+describe('resolvePolicies (docs/policy-language.md)', () => {
   it.each(cases)('$name', ({ rows, table, action, level, matched, chosen }) => {
     const r = resolvePolicies(rows, table, action);
     expect(r.level).toBe(level);

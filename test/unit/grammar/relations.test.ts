@@ -1,4 +1,4 @@
-// Relations in the policy language (SPEC §4.3): `exists (select from …)`, `x [not] in (select …)`,
+// Relations in the policy language (docs/policy-language.md): `exists (select from …)`, `x [not] in (select …)`,
 // qualified columns; parse, canonical print, positions and errors.
 
 import { describe, expect, it } from 'vitest';

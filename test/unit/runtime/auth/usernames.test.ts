@@ -77,7 +77,7 @@ describe('normalizeUsername', () => {
     ['ad\u00ADmin', 'invisible', 'U+00AD'],
     ['a\u180Eb', 'invisible', 'U+180E'],
     ['a\u{E0041}b', 'invisible', 'U+E0041'],
-    // default-ignorable code points that are not Cf (SPEC §3.1's examples first)
+    // default-ignorable code points that are not Cf (docs/authentication.md's examples first)
     ['adm\u034Fin', 'invisible', 'U+034F'],
     ['admin\u3164', 'invisible', 'U+3164'],
     ['\u3164', 'invisible', 'U+3164'],

@@ -141,7 +141,7 @@ describe('portable authorizer write guards', () => {
     for (const action of ['create', 'update'] as const) {
       const a = await decide(articles, action, user(3));
       if (a.kind !== 'filter') throw new Error(`expected a filter for ${action}`);
-      // The database evaluates the policy on the rows as stored (SPEC §4.4): the check is the predicate.
+      // The database evaluates the policy on the rows as stored (docs/policy-language.md): the check is the predicate.
       expect(a.check).toBe(a.predicate);
     }
   });
