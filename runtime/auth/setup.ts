@@ -123,6 +123,14 @@ async function applyDdl(
 const alreadySetup = (cause?: unknown): RestError =>
   new RestError('already_setup', 'auth is already set up', cause === undefined ? {} : { cause });
 
+/** Asked of an account before setup: there are no accounts yet, and no table to hold them. */
+export const notSetup = (cause?: unknown): RestError =>
+  new RestError(
+    'not_setup',
+    'auth is not set up on this database: run `rest auth setup` (or POST /auth/setup) first',
+    cause === undefined ? {} : { cause },
+  );
+
 /**
  * POST /auth/setup and `rest auth setup`. Auth counts as set up as soon as `auth_users` or
  * `auth_policies` holds a row. Concurrent setups are decided by the database: each inserts

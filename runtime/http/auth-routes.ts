@@ -18,9 +18,9 @@ import {
   type SessionSubject,
 } from '../auth/sessions.js';
 import { invalidToken, sessionOf, type TokenService } from '../auth/tokens.js';
+import { notSetup } from '../auth/setup.js';
 import {
   authenticateUser,
-  invalidCredentials,
   parseCredentials,
   registerUser,
   stringFields,
@@ -117,6 +117,20 @@ function loggedIn(user: AuthUser, path: string): number {
   return user.id;
 }
 
+/**
+ * Before setup there are no auth tables, so an account endpoint fails in the database: that is
+ * 409 `not_setup`, not 500. Asked only after such an error, so the schema is read fresh then.
+ */
+async function needsSetup<T>(deps: AuthRoutesDeps, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    const fromDatabase = !isRestError(e) || e.category === 'internal';
+    if (fromDatabase && !(await deps.isSetUp())) throw notSetup(e);
+    throw e;
+  }
+}
+
 const routes: Readonly<Record<string, AuthRoute>> = {
   '/auth/setup': async (deps) => {
     const admin = await deps.setup();
@@ -125,25 +139,18 @@ const routes: Readonly<Record<string, AuthRoute>> = {
   },
   '/auth/register': async (deps, req) => {
     const credentials = parseCredentials(await readJsonBody(req));
-    const user = await registerUser(deps.adapter, credentials, hasherOption(deps));
+    const user = await needsSetup(deps, () => registerUser(deps.adapter, credentials, hasherOption(deps)));
     return { status: 201, body: { id: user.id, username: user.username } };
   },
   '/auth/login': async (deps, req) => {
     const credentials = parseCredentials(await readJsonBody(req));
-    let user: AuthenticatedUser;
-    try {
-      user = await authenticateUser(deps.adapter, credentials, {
+    const user: AuthenticatedUser = await needsSetup(deps, () =>
+      authenticateUser(deps.adapter, credentials, {
         ...hasherOption(deps),
         limiter: deps.limiter,
         clientAddress: clientAddress(req, deps.trustProxy),
-      });
-    } catch (e) {
-      // Before setup there is no table to count failures in and no user: a login fails as an
-      // unknown user's. Asked only after a database error, so the schema is read fresh then.
-      const fromDatabase = !isRestError(e) || e.category === 'internal';
-      if (fromDatabase && !(await deps.isSetUp())) throw invalidCredentials();
-      throw e;
-    }
+      }),
+    );
     const session = await openSession(deps.adapter, user, {
       refreshTtlSeconds: deps.refreshTtlSeconds,
       now: deps.sessionClock.now,

@@ -267,6 +267,34 @@ for (const kind of ALL_KINDS) {
   });
 }
 
+for (const kind of ALL_KINDS) {
+  describe.skipIf(!isAvailable(kind))(`before setup [${kind}]${skipReason(kind) ?? ''}`, () => {
+    it('register and login answer 409 not_setup; after setup both work', async () => {
+      const ctx = await startAuthSuite(kind, { noSetup: true });
+      try {
+        const credentials = { username: 'alice', password: 'alice password' };
+        for (const path of ['/auth/register', '/auth/login']) {
+          const reply = await ctx.http.post(path, credentials);
+          expectError(reply, 409, 'not_setup');
+          expect(reply.json, path).toEqual({
+            error: {
+              code: 'not_setup',
+              message: 'auth is not set up on this database: run `rest auth setup` (or POST /auth/setup) first',
+            },
+          });
+        }
+        expect((await ctx.http.post('/auth/setup', {})).status).toBe(201);
+        expect((await ctx.http.post('/auth/register', credentials)).status).toBe(201);
+        expect((await ctx.http.post('/auth/login', credentials)).status).toBe(200);
+      } finally {
+        await ctx.server.handle.close();
+        await ctx.sql.close();
+        await ctx.db.drop();
+      }
+    });
+  });
+}
+
 // The suites above hash at bcrypt cost 4 (test/support/server.ts TEST_HASHER); this one serves with
 // the server's own hasher and proves that each way a password is written stores cost 10.
 forEachAuthDatabase(

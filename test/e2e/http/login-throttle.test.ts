@@ -245,12 +245,12 @@ for (const kind of ALL_KINDS) {
         }
       });
 
-      it('a login before setup is the 401 of an unknown user; right after setup on another server, it counts and succeeds', async () => {
+      it('a login before setup is 409 not_setup; right after setup on another server, it counts and succeeds', async () => {
         const ctx = await startAuthSuite(kind, { noSetup: true });
         const other = await startTestServer(ctx.config);
         try {
           const reply = await ctx.http.post('/auth/login', { username: 'admin', password: 'password1' });
-          expectError(reply, 401, 'invalid_credentials');
+          expectError(reply, 409, 'not_setup');
           const setup = await client(other.url).post('/auth/setup', {});
           expect(setup.status).toBe(201);
           const admin = setup.json as { username: string; password: string };
