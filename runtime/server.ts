@@ -125,9 +125,11 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const wired = auth;
   const { address, url } = describe(info);
   const onOff = (b: boolean): string => (b ? 'on' : 'off');
-  logger.info(
+  // Without auth every table is open to anyone: the start line says so, at warning level.
+  const authText = config.auth.enabled ? 'on' : 'off: every table is public';
+  logger[config.auth.enabled ? 'info' : 'warn'](
     { address, url, database: adapter.kind, auth: onOff(config.auth.enabled), rls: onOff(config.db.rls) },
-    `listening on ${url} (database ${adapter.kind}, auth ${onOff(config.auth.enabled)}, rls ${onOff(config.db.rls)})`,
+    `listening on ${url} (database ${adapter.kind}, auth ${authText}, rls ${onOff(config.db.rls)})`,
   );
 
   const graceMs = options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;
