@@ -1,4 +1,5 @@
 // `GET /`: 200 with the database kind and whether auth is on, 503 while the database is unreachable.
+// With auth off it says so in words as well: every table is then open to anyone.
 
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import type { DialectName } from '../../compiler/types.js';
@@ -10,7 +11,13 @@ export interface HealthBody {
   readonly status: 'ok';
   readonly database: DialectName;
   readonly auth: boolean;
+  /** Only when auth is off. */
+  readonly warning?: typeof AUTH_OFF_WARNING;
 }
+
+/** What a server without auth tells its health check and its start-up log. */
+export const AUTH_OFF_WARNING =
+  'auth is off: every table is public, readable and writable by anyone; set -auth.secret (REST_AUTH_SECRET) to protect it';
 
 /** A database that does not answer within this is as good as down for a health check. */
 export const HEALTH_TIMEOUT_MS = 2000;
@@ -33,6 +40,8 @@ export async function checkHealth(
   } finally {
     clearTimeout(timer);
   }
-  const body: HealthBody = { status: 'ok', database: adapter.kind, auth: authEnabled };
+  const body: HealthBody = authEnabled
+    ? { status: 'ok', database: adapter.kind, auth: true }
+    : { status: 'ok', database: adapter.kind, auth: false, warning: AUTH_OFF_WARNING };
   return { status: 200, body };
 }

@@ -7,9 +7,17 @@ import { expectError, forEachDatabase, ids, seedItems } from './matrix.js';
 forEachDatabase('table CRUD', (ctx) => {
   beforeEach(() => seedItems(ctx()));
 
-  it('GET / is the health check with the database kind and auth off', async () => {
+  it('GET / is the health check with the database kind and auth off, said in words', async () => {
     const r = await ctx().http.get('/');
-    expect([r.status, r.json]).toEqual([200, { status: 'ok', database: ctx().kind, auth: false }]);
+    expect([r.status, r.json]).toEqual([
+      200,
+      {
+        status: 'ok',
+        database: ctx().kind,
+        auth: false,
+        warning: 'auth is off: every table is public, readable and writable by anyone; set -auth.secret (REST_AUTH_SECRET) to protect it',
+      },
+    ]);
     expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);

@@ -101,7 +101,7 @@ describeEachDatabase('no secret on a database where setup ran', (kind) => {
         level: 40,
         msg: 'auth is switched off (auth.enabled=false): every endpoint is public',
       });
-      expect(started?.['msg']).toMatch(/^listening on .* auth off, rls (on|off)\)$/);
+      expect(started?.['msg']).toMatch(/^listening on .* auth off: every table is public, rls (on|off)\)$/);
       expect(more).toEqual([]);
       const users = await fetch(`${url}/auth_users`);
       expect(users.status).toBe(200);

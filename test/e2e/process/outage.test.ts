@@ -8,6 +8,10 @@ import { openRawSql } from '../../support/server.js';
 import { spawnRest, type RestProcess } from './rest-process.js';
 import { TcpProxy } from './tcp-proxy.js';
 
+/** What GET / adds when auth is off. */
+const AUTH_OFF_WARNING =
+  'auth is off: every table is public, readable and writable by anyone; set -auth.secret (REST_AUTH_SECRET) to protect it';
+
 const KINDS: readonly Exclude<DialectName, 'sqlite'>[] = ['postgres', 'mysql'];
 
 async function get(url: string): Promise<{ status: number; body: unknown }> {
@@ -58,7 +62,7 @@ for (const kind of KINDS) {
       it('answers 503 while the database is down and recovers by itself after it comes back', async () => {
         expect(await get(`${url}/`)).toEqual({
           status: 200,
-          body: { status: 'ok', database: kind, auth: false },
+          body: { status: 'ok', database: kind, auth: false, warning: AUTH_OFF_WARNING },
         });
         expect(await get(`${url}/items`)).toEqual({ status: 200, body: [{ id: 1, title: 'one' }] });
 

@@ -10,6 +10,10 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRest, spawnRest, type Exit } from './rest-process.js';
 
+/** What GET / adds when auth is off. */
+const AUTH_OFF_WARNING =
+  'auth is off: every table is public, readable and writable by anyone; set -auth.secret (REST_AUTH_SECRET) to protect it';
+
 let dir: string;
 let dbUrl: string;
 
@@ -25,7 +29,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const STARTUP = /^listening on http:\/\/127\.0\.0\.1:(\d+) \(database sqlite, auth (on|off), rls off\)$/;
+const STARTUP = /^listening on http:\/\/127\.0\.0\.1:(\d+) \(database sqlite, auth (on|off: every table is public), rls off\)$/;
 
 function expectOneLineFailure(exit: Exit, code: number, message: RegExp): void {
   expect({ code: exit.code, stdout: exit.stdout }).toEqual({ code, stdout: '' });
@@ -41,7 +45,12 @@ describe('rest serve (real process)', () => {
     const line = JSON.parse(p.stdoutLines()[0] ?? '{}') as Record<string, unknown>;
     expect(line['msg']).toMatch(STARTUP);
     expect(line).toMatchObject({ database: 'sqlite', auth: 'off', rls: 'off', url });
-    expect(await (await fetch(`${url}/`)).json()).toEqual({ status: 'ok', database: 'sqlite', auth: false });
+    expect(await (await fetch(`${url}/`)).json()).toEqual({
+      status: 'ok',
+      database: 'sqlite',
+      auth: false,
+      warning: AUTH_OFF_WARNING,
+    });
     expect(await (await fetch(`${url}/items`)).json()).toEqual([{ id: 1, title: 'one' }]);
     expect(p.stdoutLines()).toHaveLength(1);
     const exit = await p.stop('SIGTERM');
