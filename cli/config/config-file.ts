@@ -40,16 +40,16 @@ const SHAPE: Shape = {
 const isPlainObject = (v: unknown): v is Readonly<Record<string, unknown>> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function check(value: unknown, shape: Shape, where: string, file: string): void {
+function check(value: unknown, shape: Shape, where: string, source: string): void {
   if (!isPlainObject(value))
-    throw configError(`config file ${file}: ${where || 'the document'} must be a mapping`);
+    throw configError(`${source}: ${where || 'the document'} must be a mapping`);
   for (const [key, v] of Object.entries(value)) {
     const path = where === '' ? key : `${where}.${key}`;
     const expected = shape[key];
-    if (expected === undefined) throw configError(`config file ${file}: unknown setting ${path}`);
+    if (expected === undefined) throw configError(`${source}: unknown setting ${path}`);
     if (v === null || v === undefined) continue;
     if (typeof expected === 'object') {
-      check(v, expected, path, file);
+      check(v, expected, path, source);
       continue;
     }
     const ok =
@@ -58,7 +58,7 @@ function check(value: unknown, shape: Shape, where: string, file: string): void 
         : expected.split('|').includes(typeof v);
     if (!ok)
       throw configError(
-        `config file ${file}: ${path} must be ${expected.replace('|', ' or ').replace('string[]', 'a list of strings')}`,
+        `${source}: ${path} must be ${expected.replace('|', ' or ').replace('string[]', 'a list of strings')}`,
       );
   }
 }
@@ -90,8 +90,16 @@ export function parseConfigFile(text: string, file: string): FileConfig {
     }
     throw e;
   }
+  return checkSettings(doc, `config file ${file}`);
+}
+
+/**
+ * Settings in the file's shape, checked like the file: from the YAML document, or given as an
+ * object (the library's startServer). `source` names them in errors.
+ */
+export function checkSettings(doc: unknown, source: string): FileConfig {
   if (doc === null || doc === undefined) return {};
-  check(doc, SHAPE, '', file);
+  check(doc, SHAPE, '', source);
   return withoutNulls(doc) as FileConfig;
 }
 

@@ -30,6 +30,8 @@ export interface ConfigSources {
   readonly env: Env;
   /** Reads the config file (default: the file system). */
   readonly readFile?: (path: string) => string;
+  /** Settings in the config file's shape, given instead of a file (the library); already checked. */
+  readonly settings?: FileConfig;
 }
 
 export const ENV = {
@@ -131,7 +133,8 @@ function parseWorkers(value: string | number): number {
 export function loadConfig(sources: ConfigSources): Config {
   const { flags, env } = sources;
   const configPath = pick(flags.config, env[ENV.config]);
-  const file: FileConfig = configPath === undefined ? {} : readConfigFile(configPath, sources.readFile);
+  const file: FileConfig =
+    sources.settings ?? (configPath === undefined ? {} : readConfigFile(configPath, sources.readFile));
 
   const url = pick(flags['db.url'], env[ENV.dbUrl], file.db?.url) ?? DEFAULT_DB_URL;
   const kind = parseDbUrl(url).kind;
