@@ -1,8 +1,10 @@
 // Columns no endpoint ever returns, selects, filters or orders on, and no policy may name:
 // `auth_users.password` (a bcrypt hash, docs/http-api.md) and the auth tables' hidden helper columns.
 
+import { AUTH_USERS_TABLE } from './auth-ddl.js';
+
 const SECRET_COLUMNS: ReadonlyMap<string, ReadonlySet<string>> = new Map([
-  ['auth_users', new Set(['password', 'username_key'])],
+  [AUTH_USERS_TABLE, new Set(['password', 'username_key'])],
 ]);
 
 export function isSecretColumn(table: string, column: string): boolean {

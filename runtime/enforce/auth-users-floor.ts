@@ -8,6 +8,7 @@ import { compileCondition, outcomesForUser, TRUE } from '../../compiler/evaluate
 import type { Expr } from '../../compiler/index.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
+import { AUTH_USERS_TABLE } from '../auth/auth-ddl.js';
 import type { WriteGuard, WriteRow } from './authorizer.js';
 
 /** The columns of `auth_users` only an admin writes. */
@@ -17,7 +18,7 @@ const protectedColumn = (column: string): RestError =>
   new RestError(
     'protected_column',
     `only an admin may write ${column} of auth_users${column === 'password' ? '; change your own password with POST /auth/password' : ''}`,
-    { details: { table: 'auth_users', column } },
+    { details: { table: AUTH_USERS_TABLE, column } },
   );
 
 function refuseProtected(row: WriteRow): void {
@@ -44,7 +45,7 @@ export function floorWarning(
   expr: Expr,
   columns?: ColumnTypes,
 ): string | undefined {
-  if (policy.table_name !== 'auth_users') return undefined;
+  if (policy.table_name !== AUTH_USERS_TABLE) return undefined;
   if (policy.action !== 'create' && policy.action !== 'update' && policy.action !== 'all') return undefined;
   if ((outcomesForUser(compileCondition(expr, columns), NON_ADMIN) & TRUE) === 0) return undefined;
   const what = policy.action === 'all' ? 'create or update' : policy.action;

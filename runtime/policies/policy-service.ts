@@ -11,11 +11,11 @@ import { parsePolicy } from '../../grammar/parse-policy.js';
 import { PolicySyntaxError } from '../../grammar/policy-syntax-error.js';
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import type { DbAdapter, DbSession, Row, SchemaSnapshot } from '../db/adapter.js';
+import { AUTH_POLICIES_TABLE } from '../auth/auth-ddl.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
 import { schemaTypesOf } from '../enforce/decide.js';
 import { floorWarning } from '../enforce/auth-users-floor.js';
 
-export const POLICIES_TABLE = 'auth_policies';
 /** `table_name` value whose rows apply to every table (docs/policy-language.md). */
 export const ALL_TABLES = 'all';
 
@@ -290,7 +290,7 @@ export async function addPolicy(
   const fields = ['table_name', 'action', 'expression', 'description'] as const;
   const b = new SqlBuilder(adapter.dialect)
     .append('INSERT INTO ')
-    .appendIdent(POLICIES_TABLE)
+    .appendIdent(AUTH_POLICIES_TABLE)
     .append(' (')
     .append(fields.map((f) => adapter.dialect.quoteIdent(f)).join(', '))
     .append(') VALUES (');
@@ -309,7 +309,7 @@ export async function addPolicy(
 // Written without the dialect's quoting: the guard of `/auth_policies` writes lists the rows inside
 // the write's transaction, where only the session is at hand, and these fixed lower-case names are
 // plain identifiers in SQLite, MySQL/MariaDB and PostgreSQL alike.
-const STORED_POLICIES_SQL = `SELECT ${POLICY_COLUMNS.join(', ')} FROM ${POLICIES_TABLE} ORDER BY id`;
+const STORED_POLICIES_SQL = `SELECT ${POLICY_COLUMNS.join(', ')} FROM ${AUTH_POLICIES_TABLE} ORDER BY id`;
 
 /** Every policy row, by id, as `session` (a write's transaction) sees them. */
 export async function policiesIn(session: DbSession): Promise<readonly PolicyRow[]> {
@@ -325,7 +325,7 @@ export async function listPolicies(
     .append('SELECT ')
     .append(POLICY_COLUMNS.map((c) => session.dialect.quoteIdent(c)).join(', '))
     .append(' FROM ')
-    .appendIdent(POLICIES_TABLE)
+    .appendIdent(AUTH_POLICIES_TABLE)
     .append(' ORDER BY ')
     .appendIdent('id');
   const result = await session.query(renderSql(session.dialect, b.build()));

@@ -15,7 +15,8 @@ import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { PolicyRow } from '../../compiler/types.js';
 import type { DbAdapter, DbSession, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { policyColumnTypes, schemaTypesOf } from '../enforce/decide.js';
-import { listPolicies, POLICIES_TABLE } from '../policies/policy-service.js';
+import { AUTH_POLICIES_TABLE } from '../auth/auth-ddl.js';
+import { listPolicies } from '../policies/policy-service.js';
 import { secretColumnsOf } from '../auth/secret-columns.js';
 import { RLS_LOCK_KEY, tableOwnership } from './privileges.js';
 
@@ -239,7 +240,7 @@ export async function reconcileRls(
   return adapter.transaction(async (tx) => {
     await run(tx, "SET LOCAL lock_timeout = '10s'");
     await tx.query({ text: 'SELECT pg_advisory_xact_lock($1)', values: [RLS_LOCK_KEY] });
-    const rows: readonly PolicyRow[] = options.schema.tables.has(POLICIES_TABLE)
+    const rows: readonly PolicyRow[] = options.schema.tables.has(AUTH_POLICIES_TABLE)
       ? await listPolicies({ query: (sql) => tx.query(sql), dialect: postgresDialect })
       : [];
     const policies = compilePolicySet(rows, postgresDialect);
