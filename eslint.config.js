@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const RUNTIME_DB =
@@ -13,9 +14,14 @@ const runtimeDbRestricted = (up) => [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '*.config.js', '*.config.ts'] },
+  { ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', 'coverage/**', '**/*.config.js', '**/*.config.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    // The peer harness: plain Node scripts.
+    files: ['bench/peers/**/*.mjs'],
+    languageOptions: { globals: globals.node },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

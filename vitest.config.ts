@@ -31,7 +31,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'test/property/**/*.test.ts', 'bench/test/**/*.test.ts'],
+          exclude: ['bench/test/smoke.test.ts'],
           globalSetup,
           pool: 'threads',
           isolate: false,

@@ -1,7 +1,7 @@
 // The hand-written baseline of the bench: express 5 + pg Pool + jose HS256 verify, one route
 // returning the caller's first 20 rows. It does the naive per-request work a user would write:
 // every token is verified, every query is an unnamed (re-parsed) statement.
-// Run: node dist/bench/baseline-server.js --db-url <postgres url> --port <n>  (secret in BENCH_SECRET)
+// Run: node dist-bench/bench/baseline-server.js --db-url <postgres url> --port <n>  (secret in BENCH_SECRET)
 
 import type { Server } from 'node:http';
 import { pathToFileURL } from 'node:url';

@@ -16,10 +16,10 @@ export interface DataShape {
 export const FULL_DATA: DataShape = { rows: 200_000, users: 1_000 };
 export const SMOKE_DATA: DataShape = { rows: 5_000, users: 100 };
 
-/** Rows a read returns: the issue's `WHERE user_id = $1 ORDER BY id LIMIT 20`. */
+/** Rows a read returns: the owner read's `WHERE user_id = $1 ORDER BY id LIMIT 20`. */
 export const PAGE_ROWS = 20;
 
-/** The team membership workload (issue 15): `team_items` rows spread over teams, users in 1–2 teams. */
+/** The team membership workload: `team_items` rows spread over teams, users in 1–2 teams. */
 export interface TeamShape {
   readonly rows: number;
   readonly teams: number;

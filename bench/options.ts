@@ -16,10 +16,10 @@ export interface BenchOptions {
   readonly mode: 'full' | 'smoke';
   readonly pgAdminUrl: string;
   readonly data: DataShape;
-  /** The team membership read workload (issue 15) on the PostgreSQL paths; undefined = not run. */
+  /** The team membership read workload on the PostgreSQL paths; undefined = not run. */
   readonly team: TeamShape | undefined;
   /**
-   * The session read (issue 14): the owner read with built-in users' session tokens (`sid`),
+   * The session read: the owner read with built-in users' session tokens (`sid`),
    * timed beside the external-token read on every rest contender; false = not run.
    */
   readonly sessions: boolean;
@@ -54,7 +54,7 @@ export interface BenchOptions {
 
 export const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
-/** The issue's protocol: what a run must use to count as a full run. */
+/** The full protocol: what a run must use to count as a full run. */
 export const FULL_PROFILE = {
   rounds: 5,
   writeRounds: 3,

@@ -1,4 +1,4 @@
-// Issue 16's targets read from a run of the peer harness (`../shared/peers/run.sh`): its raw
+// The peer targets read from a run of the peer harness (`bench/peers/run.sh`): its raw
 // result files (one per scenario, interleaved rounds of every variant) and its round-trip traces
 // become the same round samples, ratios and target checks as `npm run bench`'s own report.
 
@@ -50,7 +50,7 @@ const REST_VARIANTS = [PEER_NATIVE, PEER_PORTABLE] as const;
 type RestVariant = (typeof REST_VARIANTS)[number];
 export const PEER_VARIANTS = [...REST_VARIANTS, PEER_REFERENCE] as const;
 
-/** Issue 16's req/s targets against Platformatic DB, by scenario and variant. */
+/** The req/s targets against Platformatic DB, by scenario and variant. */
 export const PEER_RPS_TARGETS: Readonly<Record<'read' | 'write', Readonly<Record<RestVariant, number>>>> = {
   read: { [PEER_NATIVE]: 1.2, [PEER_PORTABLE]: 1.3 },
   write: { [PEER_NATIVE]: 1.1, [PEER_PORTABLE]: 1.2 },
@@ -136,7 +136,7 @@ export interface PeerScenario {
   readonly trips: ReadonlyMap<string, PeerTrips>;
 }
 
-/** Every target of issue 16 the harness measures, met or missed; a scenario not run misses its own. */
+/** Every peer target the harness measures, met or missed; a scenario not run misses its own. */
 export function peerTargets(read: PeerScenario, write: PeerScenario | undefined): readonly TargetCheck[] {
   const rest = REST_VARIANTS;
   const scenarios = [read, ...(write === undefined ? [] : [write])];
@@ -186,7 +186,7 @@ export function renderPeerReport(read: PeerScenario, write: PeerScenario | undef
     '',
     `Interleaved rounds of the peer harness (${rounds} read rounds${write === undefined ? ', no writes' : `, ${Math.max(...write.results.runs.map((r) => r.round))} write rounds`}); ratios are taken round by round against ${labelOf(PEER_REFERENCE)}.`,
     '',
-    '| target (issue 16) | measured: median (min–max over rounds) | result |',
+    '| target against the peers | measured: median (min–max over rounds) | result |',
     '|---|---|---|',
     ...targets.map((t) => `| ${t.target} | ${t.measured} | ${t.met ? 'met' : 'short'} |`),
     '',

@@ -1,6 +1,6 @@
-// `npm run bench:peers`: runs the peer harness (`../shared/peers/run.sh`, or --harness) against this
+// `npm run bench:peers`: runs the peer harness (`bench/peers/run.sh`, or --harness) against this
 // checkout's build with rest's two paths and Platformatic DB in interleaved rounds, then prints
-// issue 16's targets with the measured ratios (bench/peer-report.ts). `--report-only` reads the
+// the peer targets with the measured ratios (bench/peer-report.ts). `--report-only` reads the
 // harness's last results instead of running it. The harness needs PostgreSQL at 127.0.0.1:5432 and
 // the npm registry (it installs Platformatic DB and Node 22 into $PEERS_DIR, default /tmp/peers).
 
@@ -15,7 +15,7 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 const { values: o } = parseArgs({
   options: {
-    harness: { type: 'string', default: resolve(repo, '../shared/peers') },
+    harness: { type: 'string', default: resolve(repo, 'bench/peers') },
     rounds: { type: 'string', default: '5' },
     'write-rounds': { type: 'string', default: '5' },
     'no-writes': { type: 'boolean', default: false },
@@ -57,5 +57,5 @@ function scenario(name: 'read' | 'write'): PeerScenario {
 }
 
 if (!o['report-only']) await runHarness();
-const heading = `Against the peers (issue 16), ${new Date().toISOString().slice(0, 10)}`;
+const heading = `Against the peers, ${new Date().toISOString().slice(0, 10)}`;
 process.stdout.write(renderPeerReport(scenario('read'), writes ? scenario('write') : undefined, heading));

@@ -172,7 +172,7 @@ export function probeLogin(
 }
 
 /**
- * The session read (SPEC §3.3): session tokens read their users' rows like external tokens do, a
+ * The session read (docs/authentication.md): session tokens read their users' rows like external tokens do, a
  * token naming a session that does not exist gets 401, and a real login of a bench user (password
  * checked against the shared hash) gives a token with `sid` that reads the same rows.
  */

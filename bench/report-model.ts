@@ -82,7 +82,7 @@ export interface LoginResult {
   }>;
 }
 
-/** The team membership read (issue 15) of one PostgreSQL contender, timed in the read rounds. */
+/** The team membership read of one PostgreSQL contender, timed in the read rounds. */
 export interface TeamRow extends ScenarioRow {
   /** Per-round ratios to the same contender's owner-filter read: req/s and p99. */
   readonly vsOwnerRead: { readonly rps: Spread; readonly p99: Spread } | null;
@@ -102,7 +102,7 @@ export interface TeamReport {
 }
 
 /**
- * The session read (issue 14): the owner read with built-in users' session tokens, timed beside
+ * The session read: the owner read with built-in users' session tokens, timed beside
  * the external-token owner read of the same contender in every round; `vsOwnerRead` is session ÷
  * external-token read.
  */

@@ -6,7 +6,7 @@
 
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +51,7 @@ import {
   type TeamReport,
   type TeamRow,
 } from './report-model.js';
-import { renderMarkdown, withKeptNotes } from './report-markdown.js';
+import { renderMarkdown } from './report-markdown.js';
 import { countRoundTrips } from './round-trips.js';
 import { freePort, oneLine, startServer, type ServerProcess } from './server-process.js';
 import {
@@ -175,7 +175,7 @@ async function startContender(
   }
 }
 
-/** POST /auth/setup (SPEC §3.1): creates the auth tables and the default policies. */
+/** POST /auth/setup (docs/authentication.md): creates the auth tables and the default policies. */
 async function setupAuth(c: ContenderState): Promise<boolean> {
   if (!isUsable(c)) return false;
   let reason: string;
@@ -834,7 +834,7 @@ async function main(): Promise<number> {
             Array.from({ length: teamData.shape.users }, (_, i) => i + 1),
           );
     const teamReads = readRequests(teamTokens, seededRandom(19), TEAM_READ_PATH);
-    // An external token with `is_admin` (SPEC §3.1): the admin who writes the team policies.
+    // An external token with `is_admin` (docs/authentication.md): the admin who writes the team policies.
     const adminToken = await mintToken(secret, 999_999_999, 3600, { is_admin: true });
     const teamLanes = states.filter((c) => c.teamFailure === undefined);
     const failTeam = (reason: string): void => {
@@ -1167,9 +1167,7 @@ async function main(): Promise<number> {
         `${report.mode === 'smoke' ? 'smoke' : isFullProtocol(report.config) ? 'full' : 'shortened'} run of ${startedAt.slice(0, 10)}, ${options.rounds} ${options.rounds === 1 ? 'round' : 'rounds'} × ${windowText(options.roundWindow)}, ${options.connections} connections; whiskers: min–max over rounds`,
       ),
     );
-    const markdown = renderMarkdown(report, relative(dirname(paths.markdown), paths.chart));
-    const existing = existsSync(paths.markdown) ? readFileSync(paths.markdown, 'utf8') : undefined;
-    writeFileSync(paths.markdown, withKeptNotes(markdown, existing));
+    writeFileSync(paths.markdown, renderMarkdown(report, relative(dirname(paths.markdown), paths.chart)));
 
     log('');
     for (const t of report.targets) log(`${t.met ? 'met   ' : 'MISSED'}  ${t.target}: ${t.measured}`);

@@ -1,4 +1,4 @@
-// The session read (issue 14, SPEC §3.3): the owner read with tokens of built-in users, which
+// The session read (docs/authentication.md): the owner read with tokens of built-in users, which
 // carry `sid` and are judged against the server's per-process cache of the stored user. Logging in
 // a thousand users would cost a bcrypt each, so the users and their sessions are written straight
 // into the auth tables after setup — one bcrypt hash shared by all, the `user_stamp` the server

@@ -1,4 +1,4 @@
-// How fast the CLI starts (SPEC §1, issue 17): `rest --help` and `rest auth policy list` on a
+// How fast the CLI starts (docs/cli.md): `rest --help` and `rest auth policy list` on a
 // SQLite file, each against a bare `node -e 0` spawned in the same round — a ratio, so that the
 // machine's speed cancels out. The three are spawned one after another in every round, in an
 // order that rotates from round to round; the ratio is taken round by round.
@@ -12,7 +12,7 @@ import { spread, type Measured, type Spread } from './report-model.js';
 export const STARTUP_COMMANDS = ['bare', 'help', 'list'] as const;
 export type StartupCommand = (typeof STARTUP_COMMANDS)[number];
 
-/** SPEC §1: `rest --help` within 3× `node -e 0`, `auth policy list` on SQLite within 6×. */
+/** docs/operations.md: `rest --help` within 3× `node -e 0`, `auth policy list` on SQLite within 6×. */
 export const STARTUP_LIMITS: Readonly<Record<Exclude<StartupCommand, 'bare'>, number>> = { help: 3, list: 6 };
 
 /** Wall-clock milliseconds of each command in one round. */

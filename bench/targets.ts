@@ -1,5 +1,6 @@
-// The targets of issue 7 (and issue 15's team membership read, issue 14's session read, issue 17's
-// CLI start-up), each checked against a run's results: met or missed, never hidden. A contender that failed misses every target that names it.
+// The benchmark's targets (reads against the baseline, native against portable, the team membership
+// and session reads, writes in one round trip, CLI start-up), each checked against a run's results:
+// met or missed, never hidden. A contender that failed misses every target that names it.
 
 import type {
   ActionTrips,
@@ -16,16 +17,16 @@ import { ratiosByRound, timesText as times } from './report-model.js';
 import { STARTUP_LIMITS, type StartupReport } from './startup.js';
 
 export const RSS_LIMIT_BYTES = 200 * 1024 * 1024;
-/** "Bounded" made concrete: the issue gives no number, this is ours, fixed before measuring. */
+/** "Bounded" made concrete: a number fixed before measuring. */
 export const LOGIN_READ_P99_LIMIT_MS = 100;
 /** "One round trip per request" as measured: a proxy's count over a window allows this much background traffic. */
 export const ONE_ROUND_TRIP = 1.05;
-/** Issue 15: a read through the team membership subquery keeps this share of the owner-filter read's req/s. */
+/** A read through the team membership subquery keeps this share of the owner-filter read's req/s. */
 export const TEAM_READ_MIN_RATIO = 0.7;
 /** The paths the team target names: both PostgreSQL ones. */
 export const TEAM_CONTENDERS: readonly ContenderId[] = ['rest-pg-portable', 'rest-pg-rls'];
 
-/** Issue 14: a read with session checks keeps this share of the same read with an external token. */
+/** A read with session checks keeps this share of the same read with an external token. */
 export const SESSION_READ_MIN_RATIO = 0.95;
 /** "No extra round trip": the session read's round trips per request may exceed the external read's by this much. */
 export const SESSION_EXTRA_TRIPS_LIMIT = 0.05;
@@ -223,7 +224,7 @@ export function evaluateTargets(
   return checks;
 }
 
-/** SPEC §1 (issue 17): `rest --help` ≤ 3× and `auth policy list` on SQLite ≤ 6× a bare `node -e 0`. */
+/** `rest --help` ≤ 3× and `auth policy list` on SQLite ≤ 6× a bare `node -e 0`. */
 export function startupTargets(startup: Measured<StartupReport> | undefined): readonly TargetCheck[] {
   const commands = [
     { key: 'help', name: '`rest --help`' },
@@ -243,7 +244,7 @@ export function startupTargets(startup: Measured<StartupReport> | undefined): re
   });
 }
 
-/** Issue 16: every write action (one row, several rows, update, delete) in one round trip on each PostgreSQL path. */
+/** Every write action (one row, several rows, update, delete) in one round trip on each PostgreSQL path. */
 export function actionTripTargets(tripsByAction: readonly ActionTrips[]): readonly TargetCheck[] {
   return tripsByAction.map(({ label, actions }) => {
     const target = `${label}: every write action in one round trip per request`;

@@ -1,4 +1,4 @@
-// What the bench sends: tokens minted with the shared secret (SPEC §3.1 accepts external HS256
+// What the bench sends: tokens minted with the shared secret (docs/authentication.md accepts external HS256
 // tokens carrying `user_id`) and the request lists of the read, write and login workloads.
 
 import { request as httpRequest, type Agent } from 'node:http';
@@ -8,7 +8,7 @@ import { PAGE_ROWS } from './generate-data.js';
 
 /** The read every contender answers: the caller's first PAGE_ROWS rows by id (the policy adds the owner filter). */
 export const READ_PATH = `/items?order=id.asc&page_size=${PAGE_ROWS}`;
-/** The team membership read (issue 15): the same request shape on `team_items`, filtered through `members`. */
+/** The team membership read: the same request shape on `team_items`, filtered through `members`. */
 export const TEAM_READ_PATH = `/team_items?order=id.asc&page_size=${PAGE_ROWS}`;
 /** The team pattern of the README, written through `POST /auth_policies` by an admin. */
 export const TEAM_POLICIES = [
@@ -25,7 +25,7 @@ export const TEAM_POLICIES = [
     description: "bench: members read their teams' items",
   },
 ] as const;
-/** SPEC §3: the health check never needs a token — the "public read" of the login workload. */
+/** docs/http-api.md: the health check never needs a token — the "public read" of the login workload. */
 export const PUBLIC_READ: readonly LoadRequest[] = [{ method: 'GET', path: '/', headers: {} }];
 
 export interface UserToken {

@@ -1,4 +1,4 @@
-// The bench cannot rot: its smoke mode (the built `dist/bench/run.js --smoke`, what
+// The bench cannot rot: its smoke mode (the built `dist-bench/bench/run.js --smoke`, what
 // `npm run bench -- --smoke` runs after building) completes, reports every contender with numbers
 // or a failure reason, proves the baseline answers correctly, and drops its database. The round
 // trips it reports are proven here too: the counting proxy against known client behaviour.
@@ -9,15 +9,15 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPgCountingProxy } from '../../bench/pg-proxy.js';
-import type { BenchReport, ScenarioRow } from '../../bench/report-model.js';
-import { CONTENDER_IDS } from '../../bench/report-model.js';
+import { startPgCountingProxy } from '../pg-proxy.js';
+import type { BenchReport, ScenarioRow } from '../report-model.js';
+import { CONTENDER_IDS } from '../report-model.js';
 import { requestRoleName } from '../../runtime/rls/request-role.js';
-import { createTestDatabase, withPg, type TestDatabase } from '../support/databases.js';
-import { serverDescribe } from '../support/server-only.js';
+import { createTestDatabase, withPg, type TestDatabase } from '../../test/support/databases.js';
+import { serverDescribe } from '../../test/support/server-only.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
-const runScript = join(root, 'dist', 'bench', 'run.js');
+const runScript = join(root, 'dist-bench', 'bench', 'run.js');
 const pgUrl = process.env['REST_TEST_PG_URL'] ?? '';
 
 interface Finished {

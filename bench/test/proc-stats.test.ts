@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { machineBusyShare } from '../../../bench/proc-stats.js';
+import { machineBusyShare } from '../proc-stats.js';
 
 describe('machineBusyShare', () => {
   it('is a share between 0 and 1', async () => {

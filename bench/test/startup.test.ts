@@ -1,17 +1,17 @@
-// The CLI start-up measurement of `npm run bench` (issue 17): what is spawned, in which order, how
+// The CLI start-up measurement of `npm run bench`: what is spawned, in which order, how
 // rounds become ratios, the two targets and the report section. Nothing here is timed.
 
 import { describe, expect, it } from 'vitest';
-import type { Measured } from '../../../bench/report-model.js';
-import { startupSection } from '../../../bench/report-markdown.js';
+import type { Measured } from '../report-model.js';
+import { startupSection } from '../report-markdown.js';
 import {
   STARTUP_COMMANDS,
   startupArgs,
   startupOrder,
   summarizeStartup,
   type StartupReport,
-} from '../../../bench/startup.js';
-import { startupTargets } from '../../../bench/targets.js';
+} from '../startup.js';
+import { startupTargets } from '../targets.js';
 
 describe('startupArgs', () => {
   it('spawns a bare node, rest --help, and auth policy list on the given database', () => {
@@ -79,7 +79,7 @@ describe('startupTargets', () => {
 describe('startupSection', () => {
   it('shows each command with its time, its ratio and its target', () => {
     const text = startupSection(measured(2, 4));
-    expect(text).toContain('## CLI start-up (issue 17)');
+    expect(text).toContain('## CLI start-up');
     expect(text).toContain('| `node -e 0` | 50 (50–50) | 1 |  |');
     expect(text).toContain('| `rest --help` | 100 (100–100) | 2.00× (2.00–2.00) | ≤ 3× |');
     expect(text).toContain(

@@ -1,21 +1,21 @@
-// How the bench's load windows end (issue 7's smoke profile): after a time, after a number of
+// How the bench's load windows end (the smoke profile): after a time, after a number of
 // requests, or beside other loads. The options that choose them, what the report says of them, and
 // the load itself against a local server (no timing asserted: counts, and a floor the server sets).
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LoadSpec } from '../../../bench/driver-protocol.js';
-import { runTogether } from '../../../bench/load.js';
+import type { LoadSpec } from '../driver-protocol.js';
+import { runTogether } from '../load.js';
 import {
   FULL_PROFILE,
   isFullProtocol,
   parseBenchOptions,
   SMOKE_REQUESTS,
   windowText,
-} from '../../../bench/options.js';
-import type { BenchReport } from '../../../bench/report-model.js';
-import { windowsText } from '../../../bench/report-markdown.js';
+} from '../options.js';
+import type { BenchReport } from '../report-model.js';
+import { windowsText } from '../report-markdown.js';
 
 const parse = (...argv: string[]) => parseBenchOptions(argv, {});
 

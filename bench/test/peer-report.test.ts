@@ -8,9 +8,9 @@ import {
   renderPeerReport,
   type PeerRun,
   type PeerScenario,
-} from '../../../bench/peer-report.js';
+} from '../peer-report.js';
 
-// Issue 16's targets as `npm run bench:peers` reads them from the peer harness's raw results: ratios
+// The peer targets as `npm run bench:peers` reads them from the peer harness's raw results: ratios
 // round by round against Platformatic DB, p99, RSS and the traced round trips.
 
 const run = (variant: string, round: number, rps: number, over: Partial<PeerRun> = {}): PeerRun => ({

@@ -1,4 +1,4 @@
-// The team membership workload of the bench (issue 15): its data, the rows each user must see,
+// The team membership workload of the bench: its data, the rows each user must see,
 // the options that turn it on and off, and the target that compares it with the owner-filter read.
 
 import { describe, expect, it } from 'vitest';
@@ -9,10 +9,10 @@ import {
   SMOKE_TEAM,
   teamFirstIdsByUser,
   type TeamShape,
-} from '../../../bench/generate-data.js';
-import { parseBenchOptions } from '../../../bench/options.js';
-import type { RoundSample, ScenarioRow, TeamReport, TeamRow } from '../../../bench/report-model.js';
-import { evaluateTargets, TEAM_READ_MIN_RATIO, teamReadTargets } from '../../../bench/targets.js';
+} from '../generate-data.js';
+import { parseBenchOptions } from '../options.js';
+import type { RoundSample, ScenarioRow, TeamReport, TeamRow } from '../report-model.js';
+import { evaluateTargets, TEAM_READ_MIN_RATIO, teamReadTargets } from '../targets.js';
 
 const SHAPE: TeamShape = { rows: 2_000, teams: 20, users: 100 };
 
@@ -64,7 +64,7 @@ describe('generateTeamData', () => {
     expect(() => generateTeamData({ rows: 10, teams: 5, users: 5 })).toThrow(/rows per team/);
   });
 
-  it('has the sizes issue 15 names in the full profile', () => {
+  it("has the full profile's sizes", () => {
     expect(FULL_TEAM).toEqual({ rows: 200_000, teams: 1_000, users: 5_000 });
   });
 });

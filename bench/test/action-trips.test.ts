@@ -1,10 +1,10 @@
-// The bench's per-action round-trip counting (issue 16): the request lists, the target and the table.
+// The bench's per-action round-trip counting: the request lists, the target and the table.
 
 import { describe, expect, it } from 'vitest';
-import { actionTripsSection } from '../../../bench/report-markdown.js';
-import type { ActionTrips, RoundTrips } from '../../../bench/report-model.js';
-import { actionTripTargets } from '../../../bench/targets.js';
-import { actionRequests, COUNTED_ACTIONS } from '../../../bench/workloads.js';
+import { actionTripsSection } from '../report-markdown.js';
+import type { ActionTrips, RoundTrips } from '../report-model.js';
+import { actionTripTargets } from '../targets.js';
+import { actionRequests, COUNTED_ACTIONS } from '../workloads.js';
 
 const trips = (flightsPerRequest: number): RoundTrips => ({
   requests: 100,

@@ -1,18 +1,18 @@
-// The session read of the bench (issue 14): the built-in users and sessions it writes (ids, the
+// The session read of the bench: the built-in users and sessions it writes (ids, the
 // server's user_stamp), the tokens' claims, the option that turns it on and off, the order of the
 // lanes within a round, and the targets that compare it with the external-token read.
 
 import { describe, expect, it } from 'vitest';
-import { roundOrder } from '../../../bench/lane-order.js';
-import { parseBenchOptions } from '../../../bench/options.js';
+import { roundOrder } from '../lane-order.js';
+import { parseBenchOptions } from '../options.js';
 import type {
   RoundSample,
   RoundTrips,
   ScenarioRow,
   SessionReport,
   TeamRow,
-} from '../../../bench/report-model.js';
-import { sessionSection } from '../../../bench/report-markdown.js';
+} from '../report-model.js';
+import { sessionSection } from '../report-markdown.js';
 import {
   jwtClaims,
   mintSessionTokens,
@@ -22,10 +22,10 @@ import {
   sessionRows,
   sessionUserIds,
   sessionUsers,
-} from '../../../bench/sessions.js';
-import { evaluateTargets, SESSION_READ_MIN_RATIO, sessionReadTargets } from '../../../bench/targets.js';
-import { userStamp } from '../../../runtime/auth/sessions.js';
-import { usernameKey } from '../../../runtime/auth/usernames.js';
+} from '../sessions.js';
+import { evaluateTargets, SESSION_READ_MIN_RATIO, sessionReadTargets } from '../targets.js';
+import { userStamp } from '../../runtime/auth/sessions.js';
+import { usernameKey } from '../../runtime/auth/usernames.js';
 
 const HASH = '$2b$10$abcdefghijklmnopqrstuuJ0cU1H3f3QPhXbcZ8m7p6Kj1L9hV2a.';
 
