@@ -164,7 +164,7 @@ serverDescribe()('bench smoke mode (postgres)', () => {
       for (const { action, trips } of row.actions) {
         // One flight per request, plus the server's schema version check: at most one flight a
         // second, in the path of the request that finds the last check a second old
-        // (runtime/schema-cache.ts). A slow window on a busy machine catches two or three of them
+        // (runtime/db/schema-cache.ts). A slow window on a busy machine catches two or three of them
         // (1.05–1.08 at 40 requests); a second round trip per request would read 2.
         const flights = trips.ok ? trips.value.flightsPerRequest : Number.NaN;
         expect(flights, `${row.label} ${action}: ${trips.ok ? '' : trips.reason}`).toBeGreaterThanOrEqual(1);

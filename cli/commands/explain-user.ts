@@ -5,7 +5,7 @@
 import type { Options } from 'yargs';
 import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
-import type { ExplainUserSpec } from '../../runtime/explain-user.js';
+import type { ExplainUserSpec } from '../../runtime/explain/explain-user.js';
 
 /** The flags that describe the user, as yargs options. */
 export const EXPLAIN_USER_OPTIONS = {

@@ -1,5 +1,5 @@
 // `rest policy explain <table> <action>`: how one request would be decided for a user, as the
-// server decides it, and with --row what that makes of one stored row (runtime/explain-policy.ts),
+// server decides it, and with --row what that makes of one stored row (runtime/explain/explain-policy.ts),
 // printed as text or JSON.
 
 import type { CommandModule } from 'yargs';

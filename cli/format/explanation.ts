@@ -7,8 +7,8 @@ import type {
   ExplainDecision,
   CandidateExplanation,
   PolicyExplanation,
-} from '../../runtime/explain-policy.js';
-import type { RowCondition, RowExplanation } from '../../runtime/explain-row.js';
+} from '../../runtime/explain/explain-policy.js';
+import type { RowCondition, RowExplanation } from '../../runtime/explain/explain-row.js';
 import { formatAstTree } from '../output/ast-tree.js';
 import { formatTable, type TableColumn } from '../output/table.js';
 import { escapeCell } from '../output/text-cell.js';

@@ -2,8 +2,8 @@
 
 import { listPolicies } from '../../runtime/policies/policy-service.js';
 import { indexedColumns } from '../../runtime/policies/relation-health.js';
-import { explainPolicy } from '../../runtime/explain-policy.js';
-import { explainUser } from '../../runtime/explain-user.js';
+import { explainPolicy } from '../../runtime/explain/explain-policy.js';
+import { explainUser } from '../../runtime/explain/explain-user.js';
 import { rlsRoleFor } from '../../runtime/rls/rls-ddl.js';
 import { formatExplanation } from '../format/explanation.js';
 import { formatJson } from '../output/json.js';

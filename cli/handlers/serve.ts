@@ -7,7 +7,7 @@ import { RestError } from '../../errors/rest-error.js';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../../runtime/logger.js';
 import type { GlobalArgs } from '../config/global-options.js';
 import type { Env } from '../config/load-config.js';
-import { isPrimaryOf, nextStop, runPrimary } from '../../runtime/cluster.js';
+import { isPrimaryOf, nextStop, runPrimary } from '../../runtime/server/cluster.js';
 import { processIo, type CommandContext } from '../commands/command-context.js';
 import { configOf } from './database.js';
 
@@ -72,7 +72,7 @@ export async function serve(ctx: CommandContext, args: GlobalArgs): Promise<void
     return;
   }
   // Loaded here so that the other commands and --help never load express and the request path.
-  const { startServer } = await import('../../runtime/server.js');
+  const { startServer } = await import('../../runtime/server/server.js');
   const server = await startServer(config, { logger, ...grace });
   const signal = await stopped;
   logger.info({ signal }, `${signal}: finishing in-flight requests and shutting down`);

@@ -6,7 +6,7 @@
 // once per poll interval — and changes made by this process at once (`forget`).
 
 import type { DbAdapter } from '../db/adapter.js';
-import type { PolicyChangeSource } from '../policy-cache.js';
+import type { ChangeSource } from '../db/change-source.js';
 import type { SessionUser, SessionUsers } from './tokens.js';
 import { loadUserStates, type StoredUserState } from './sessions.js';
 
@@ -18,7 +18,7 @@ const POLL_BATCH = 500;
 export interface UserStatesOptions {
   readonly adapter: DbAdapter;
   /** A push source's payload is the changed user's id; none (a reconnect) means anyone. */
-  readonly changes: PolicyChangeSource;
+  readonly changes: ChangeSource;
   readonly now?: () => number;
   readonly cacheSize?: number;
   readonly logger?: { warn(fields: Readonly<Record<string, unknown>>, message: string): void };

@@ -8,14 +8,14 @@ import type { PolicyRow } from '../../compiler/types.js';
 import { quoteValue } from '../../errors/quote-value.js';
 import { AUTH_POLICIES_TABLE } from '../auth/auth-ddl.js';
 import type { DbAdapter, SchemaSnapshot } from '../db/adapter.js';
+import type { ChangeSource } from '../db/change-source.js';
 import {
   createPolicyCache,
   type PolicyCache,
   type PolicyCacheLogger,
-  type PolicyChangeSource,
   type PolicySnapshot,
-} from '../policy-cache.js';
-import { createPgChangeListener } from './pg-change-listener.js';
+} from './policy-cache.js';
+import { createPgChangeListener } from '../db/postgres/pg-listener.js';
 import { brokenPolicies, listPolicies } from './policy-service.js';
 import { indexedColumns, relationProblems } from './relation-health.js';
 
@@ -56,7 +56,7 @@ export function policyLoader(
   };
 }
 
-export const policyChangeSource = (deps: DatabasePolicyCacheDeps): PolicyChangeSource =>
+export const policyChangeSource = (deps: DatabasePolicyCacheDeps): ChangeSource =>
   databaseChangeSource(deps, POLICY_CHANNEL);
 
 /**
@@ -66,7 +66,7 @@ export const policyChangeSource = (deps: DatabasePolicyCacheDeps): PolicyChangeS
 export function databaseChangeSource(
   deps: Pick<DatabasePolicyCacheDeps, 'adapter' | 'url' | 'logger' | 'pollIntervalMs'>,
   channel: string,
-): PolicyChangeSource {
+): ChangeSource {
   switch (deps.adapter.kind) {
     case 'postgres':
       return {

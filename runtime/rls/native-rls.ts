@@ -11,7 +11,7 @@ import type { DbAdapter, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { isPgAdapter } from '../db/postgres/pg-adapter.js';
 import type { RequestRunner } from '../enforce/request-runner.js';
 import type { Authorizer } from '../enforce/authorizer.js';
-import type { PolicyCache } from '../policy-cache.js';
+import type { PolicyCache } from '../policies/policy-cache.js';
 import { createNativeAuthorizer } from '../enforce/native-authorizer.js';
 import { createNativeRunner } from './native-runner.js';
 import { prepareRequestRole } from './privileges.js';

@@ -12,7 +12,7 @@ import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
 import type { DbAdapter, DbSession } from '../db/adapter.js';
 import type { NativeRunnerOptions } from './native-runner.js';
-import { createPgChangeListener, type ChangeListener } from '../policies/pg-change-listener.js';
+import { createPgChangeListener, type ChangeListener } from '../db/postgres/pg-listener.js';
 import { RLS_LOCK_KEY } from './privileges.js';
 import { generatedPolicy, policyStamp, type GeneratedPolicy } from './reconcile.js';
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../compiler/types.js';
 import type { Row } from '../../runtime/db/adapter.js';
 import { RestError } from '../../errors/rest-error.js';
-import { createSchemaCache } from '../../runtime/schema-cache.js';
+import { createSchemaCache } from '../../runtime/db/schema-cache.js';
 import { ALL_KINDS, isAvailable, skipReason } from '../support/databases.js';
 import { closeFixture, openFixture, q, rejection, type AdapterFixture } from './db-support.js';
 

@@ -7,11 +7,11 @@ import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import type { DialectName } from '../../compiler/types.js';
-import { createApp, systemClock, type AppDeps } from '../../runtime/app.js';
+import { createApp, systemClock, type AppDeps } from '../../runtime/server/app.js';
 import { bcryptHasher, type PasswordHasher } from '../../runtime/auth/passwords.js';
 import { DEFAULT_MAX_ROWS, type Config, type CorsConfig } from '../../runtime/config.js';
 import { createLogger, type Logger } from '../../runtime/logger.js';
-import { startServer, type ServerHandle, type StartOptions } from '../../runtime/server.js';
+import { startServer, type ServerHandle, type StartOptions } from '../../runtime/server/server.js';
 import type { TestDatabase } from './databases.js';
 
 /** Every log line the server wrote, parsed. */
@@ -58,7 +58,7 @@ export interface TestServerOptions extends Pick<StartOptions, 'sessionClock'> {
   readonly hasher?: PasswordHasher | 'production';
 }
 
-/** `options.sessionClock`: the server's sessions live in that time (runtime/wire-auth.ts). */
+/** `options.sessionClock`: the server's sessions live in that time (runtime/server/wire-auth.ts). */
 export async function startTestServer(config: Config, options: TestServerOptions = {}): Promise<TestServer> {
   const log = captureLog();
   const { hasher = TEST_HASHER, ...rest } = options;

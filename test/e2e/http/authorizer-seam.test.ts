@@ -9,7 +9,7 @@ import type { DbAdapter } from '../../../runtime/db/adapter.js';
 import { createAdapter } from '../../../runtime/db/create-adapter.js';
 import { adapterRunner, type RequestRunner, type RunMode } from '../../../runtime/enforce/request-runner.js';
 import type { Authorizer } from '../../../runtime/enforce/authorizer.js';
-import { createSchemaCache } from '../../../runtime/schema-cache.js';
+import { createSchemaCache } from '../../../runtime/db/schema-cache.js';
 import {
   ALL_KINDS,
   createTestDatabase,

@@ -9,7 +9,7 @@ import type { DbAdapter } from '../../../runtime/db/adapter.js';
 import { createAdapter } from '../../../runtime/db/create-adapter.js';
 import { createPortableAuthorizer } from '../../../runtime/enforce/portable-authorizer.js';
 import { adapterRunner } from '../../../runtime/enforce/request-runner.js';
-import { createSchemaCache } from '../../../runtime/schema-cache.js';
+import { createSchemaCache } from '../../../runtime/db/schema-cache.js';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 import { client, type Client } from '../../support/http.js';
 import { openRawSql, startAppServer, testConfig, type RawSql } from '../../support/server.js';

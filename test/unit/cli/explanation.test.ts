@@ -7,7 +7,7 @@ import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
 import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';
 import type { AuthUser, PolicyRow } from '../../../compiler/types.js';
 import type { ColumnInfo, TableInfo } from '../../../runtime/db/adapter.js';
-import { explainPolicy, type ExplainInput } from '../../../runtime/explain-policy.js';
+import { explainPolicy, type ExplainInput } from '../../../runtime/explain/explain-policy.js';
 import { fakeColumn } from '../../support/fake-schema.js';
 
 const columns: ColumnInfo[] = ['id', 'user_id'].map((name) =>

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DbAdapter } from '../../../../runtime/db/adapter.js';
 import { createAdapter } from '../../../../runtime/db/create-adapter.js';
-import { createSchemaCache } from '../../../../runtime/schema-cache.js';
+import { createSchemaCache } from '../../../../runtime/db/schema-cache.js';
 
 describe('createSchemaCache on a SQLite database', () => {
   let adapter: DbAdapter;

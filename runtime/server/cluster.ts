@@ -5,7 +5,7 @@
 // What workers share goes through the database, as between any rest processes on one database.
 
 import cluster, { type Worker } from 'node:cluster';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 /** Longest wait before a dead worker is replaced; the wait doubles from 250 ms while workers keep dying. */
 const MAX_RESTART_DELAY_MS = 30_000;

@@ -3,18 +3,18 @@
 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RestError } from '../errors/rest-error.js';
+import { RestError } from '../../errors/rest-error.js';
 import { createApp, systemClock, type Clock } from './app.js';
-import { DEFAULT_STATEMENT_TIMEOUT_MS, type Config, type ListenAddress } from './config.js';
-import type { DbAdapter } from './db/adapter.js';
-import { createAdapter } from './db/create-adapter.js';
-import { createDrainingServer, type DrainingServer } from './http/draining-server.js';
-import { expressShaped } from './http/express-shaped.js';
-import type { Logger } from './logger.js';
-import type { PasswordHasher } from './auth/passwords.js';
-import type { SessionClock } from './auth/sessions.js';
+import { DEFAULT_STATEMENT_TIMEOUT_MS, type Config, type ListenAddress } from '../config.js';
+import type { DbAdapter } from '../db/adapter.js';
+import { createAdapter } from '../db/create-adapter.js';
+import { createDrainingServer, type DrainingServer } from '../http/draining-server.js';
+import { expressShaped } from '../http/express-shaped.js';
+import type { Logger } from '../logger.js';
+import type { PasswordHasher } from '../auth/passwords.js';
+import type { SessionClock } from '../auth/sessions.js';
 import { wireAuth, type AuthWiring } from './wire-auth.js';
-import { createSchemaCache } from './schema-cache.js';
+import { createSchemaCache } from '../db/schema-cache.js';
 
 /** Requests get this long after close() before their connections are cut. */
 export const SHUTDOWN_GRACE_MS = 8000;

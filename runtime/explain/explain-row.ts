@@ -3,18 +3,18 @@
 // the compiled predicate for this user on that row — the whole of it, each chosen policy row, and
 // their top-level disjuncts and conjuncts two levels down — in one SELECT, three-valued as SQL is.
 
-import type { CompiledPolicy } from '../compiler/policy-set.js';
-import { renderSql, SqlBuilder, type SqlFragment } from '../compiler/sql/fragment.js';
-import type { Action, AuthUser, DialectName } from '../compiler/types.js';
-import { printPolicy } from '../grammar/print-policy.js';
-import type { Expr } from '../grammar/ast.js';
-import { quoteValue } from '../errors/quote-value.js';
-import { isRestError, RestError } from '../errors/rest-error.js';
-import type { DbSession, Row, TableInfo } from './db/adapter.js';
-import type { Dialect } from '../compiler/sql/dialect.js';
-import { whereClause } from './plan/where.js';
-import { singleKeyOf } from './plan/columns.js';
-import type { ParsedPolicy } from '../compiler/policy-set.js';
+import type { CompiledPolicy } from '../../compiler/policy-set.js';
+import { renderSql, SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
+import type { Action, AuthUser, DialectName } from '../../compiler/types.js';
+import { printPolicy } from '../../grammar/print-policy.js';
+import type { Expr } from '../../grammar/ast.js';
+import { quoteValue } from '../../errors/quote-value.js';
+import { isRestError, RestError } from '../../errors/rest-error.js';
+import type { DbSession, Row, TableInfo } from '../db/adapter.js';
+import type { Dialect } from '../../compiler/sql/dialect.js';
+import { whereClause } from '../plan/where.js';
+import { singleKeyOf } from '../plan/columns.js';
+import type { ParsedPolicy } from '../../compiler/policy-set.js';
 
 /** One condition as the database evaluated it on the row: TRUE, FALSE or NULL (unknown). */
 export interface RowCondition {

@@ -1,5 +1,5 @@
 // createApp(deps): wiring only. Every effect (database, schema, log, clock, auth) is injected;
-// the composition root is runtime/server.ts.
+// the composition root is runtime/server/server.ts.
 
 import express, {
   type Express,
@@ -8,17 +8,17 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import type { DbAdapter } from './db/adapter.js';
-import type { Config } from './config.js';
-import type { RequestRunner } from './enforce/request-runner.js';
-import { authDisabledRoutes } from './http/auth-routes.js';
-import { commonHeaders, requestIdFrom } from './http/common-headers.js';
-import { corsMiddleware } from './http/cors.js';
-import { errorMiddleware } from './http/error-middleware.js';
-import { oneLayer } from './http/one-layer.js';
-import { restHandler, type Authenticate, type SchemaLookup } from './http/rest-handler.js';
-import type { Logger } from './logger.js';
-import type { Authorizer } from './enforce/authorizer.js';
+import type { DbAdapter } from '../db/adapter.js';
+import type { Config } from '../config.js';
+import type { RequestRunner } from '../enforce/request-runner.js';
+import { authDisabledRoutes } from '../http/auth-routes.js';
+import { commonHeaders, requestIdFrom } from '../http/common-headers.js';
+import { corsMiddleware } from '../http/cors.js';
+import { errorMiddleware } from '../http/error-middleware.js';
+import { oneLayer } from '../http/one-layer.js';
+import { restHandler, type Authenticate, type SchemaLookup } from '../http/rest-handler.js';
+import type { Logger } from '../logger.js';
+import type { Authorizer } from '../enforce/authorizer.js';
 
 export interface Clock {
   /** Milliseconds, monotonic enough for durations. */

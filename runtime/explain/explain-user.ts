@@ -2,14 +2,14 @@
 // user of auth_users looked up by id or username — with the id, username and is_admin the server
 // gives a built-in user's request (§3.3), and the claims its token carries.
 
-import { ANONYMOUS, type AuthUser } from '../compiler/types.js';
-import { SqlBuilder, renderSql } from '../compiler/sql/fragment.js';
-import { quoteValue } from '../errors/quote-value.js';
-import { RestError } from '../errors/rest-error.js';
-import { AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from './auth/auth-ddl.js';
-import { usernameKey } from './auth/usernames.js';
-import { isTrue } from './auth/sessions.js';
-import type { DbAdapter, Row } from './db/adapter.js';
+import { ANONYMOUS, type AuthUser } from '../../compiler/types.js';
+import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
+import { quoteValue } from '../../errors/quote-value.js';
+import { RestError } from '../../errors/rest-error.js';
+import { AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from '../auth/auth-ddl.js';
+import { usernameKey } from '../auth/usernames.js';
+import { isTrue } from '../auth/sessions.js';
+import type { DbAdapter, Row } from '../db/adapter.js';
 
 export type ExplainUserSpec =
   | { readonly kind: 'anonymous' }

@@ -1,10 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PolicyRow } from '../../../compiler/types.js';
-import {
-  createPolicyCache,
-  type PolicyCache,
-  type PolicyChangeSource,
-} from '../../../runtime/policy-cache.js';
+import type { PolicyRow } from '../../../../compiler/types.js';
+import type { ChangeSource } from '../../../../runtime/db/change-source.js';
+import { createPolicyCache, type PolicyCache } from '../../../../runtime/policies/policy-cache.js';
 
 const row = (id: number, expression: string): PolicyRow => ({
   id,
@@ -56,7 +53,7 @@ afterEach(async () => {
   await Promise.all(caches.splice(0).map((c) => c.close()));
 });
 
-function cacheOver(table: ReturnType<typeof fakeTable>, changes: PolicyChangeSource): PolicyCache<string> {
+function cacheOver(table: ReturnType<typeof fakeTable>, changes: ChangeSource): PolicyCache<string> {
   const cache = createPolicyCache({ load: table.load, compile: table.compile, changes });
   caches.push(cache);
   return cache;

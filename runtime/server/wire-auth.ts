@@ -4,38 +4,38 @@
 // and the portable enforcement path, or with -db.rls on PostgreSQL the native one.
 
 import type { RequestHandler } from 'express';
-import type { PolicySet } from '../compiler/policy-set.js';
-import { ANONYMOUS } from '../compiler/types.js';
-import { RestError, isRestError } from '../errors/rest-error.js';
+import type { PolicySet } from '../../compiler/policy-set.js';
+import { ANONYMOUS } from '../../compiler/types.js';
+import { RestError, isRestError } from '../../errors/rest-error.js';
 import {
   AUTH_USERS_TABLE,
   LOGIN_THROTTLE_TABLE,
   REFRESH_TOKENS_TABLE,
   SESSIONS_TABLE,
-} from './auth/auth-ddl.js';
-import { createPasswordHasher, type PasswordHasher } from './auth/passwords.js';
-import { createLoginRateLimiter } from './auth/rate-limiter.js';
-import { setupAuth, upgradeAuthTables } from './auth/setup.js';
-import type { SessionClock } from './auth/sessions.js';
-import { createTokenService, withSessions } from './auth/tokens.js';
-import { createUserStates } from './auth/user-states.js';
-import { DEFAULT_REFRESH_TTL_SECONDS, type Config } from './config.js';
-import type { DbAdapter } from './db/adapter.js';
-import { adapterRunner, type RequestRunner } from './enforce/request-runner.js';
-import { authRoutes, tokenAuthenticate } from './http/auth-routes.js';
-import type { Authenticate } from './http/rest-handler.js';
-import type { Logger } from './logger.js';
-import { publicAuthorizer, type Authorizer } from './enforce/authorizer.js';
-import type { PolicyCache } from './policy-cache.js';
-import type { SchemaCache } from './schema-cache.js';
+} from '../auth/auth-ddl.js';
+import { createPasswordHasher, type PasswordHasher } from '../auth/passwords.js';
+import { createLoginRateLimiter } from '../auth/rate-limiter.js';
+import { setupAuth, upgradeAuthTables } from '../auth/setup.js';
+import type { SessionClock } from '../auth/sessions.js';
+import { createTokenService, withSessions } from '../auth/tokens.js';
+import { createUserStates } from '../auth/user-states.js';
+import { DEFAULT_REFRESH_TTL_SECONDS, type Config } from '../config.js';
+import type { DbAdapter } from '../db/adapter.js';
+import { adapterRunner, type RequestRunner } from '../enforce/request-runner.js';
+import { authRoutes, tokenAuthenticate } from '../http/auth-routes.js';
+import type { Authenticate } from '../http/rest-handler.js';
+import type { Logger } from '../logger.js';
+import { publicAuthorizer, type Authorizer } from '../enforce/authorizer.js';
+import type { PolicyCache } from '../policies/policy-cache.js';
+import type { SchemaCache } from '../db/schema-cache.js';
 import {
   policyInvalidatingRunner,
   withAuthTableGuards,
   writeObservingRunner,
-} from './policies/auth-table-guards.js';
-import { createDatabasePolicyCache, databaseChangeSource } from './policies/database-policy-cache.js';
-import { createPortableAuthorizer } from './enforce/portable-authorizer.js';
-import type { NativeRls } from './rls/native-rls.js';
+} from '../policies/auth-table-guards.js';
+import { createDatabasePolicyCache, databaseChangeSource } from '../policies/database-policy-cache.js';
+import { createPortableAuthorizer } from '../enforce/portable-authorizer.js';
+import type { NativeRls } from '../rls/native-rls.js';
 
 export interface AuthWiringDeps {
   readonly config: Config;
@@ -141,7 +141,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   let native: NativeRls | undefined;
   if (config.db.rls && adapter.kind === 'postgres') {
     try {
-      const { startNativeRls } = await import('./rls/native-rls.js');
+      const { startNativeRls } = await import('../rls/native-rls.js');
       native = await startNativeRls({ adapter, url: config.db.url, policies, logger });
     } catch (e) {
       await policies.close();

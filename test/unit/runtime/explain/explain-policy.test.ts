@@ -3,19 +3,19 @@
 // (deny in-process, else the table's RLS policy and its WITH CHECK) — with the 401/403 rule.
 
 import { describe, expect, it } from 'vitest';
-import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
-import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';
+import { postgresDialect } from '../../../../compiler/sql/postgres-dialect.js';
+import { sqliteDialect } from '../../../../compiler/sql/sqlite-dialect.js';
 import {
   ANONYMOUS,
   type Action,
   type AuthUser,
   type ColumnType,
   type PolicyRow,
-} from '../../../compiler/types.js';
-import type { SchemaSnapshot, TableInfo } from '../../../runtime/db/adapter.js';
-import { explainPolicy, type ExplainInput } from '../../../runtime/explain-policy.js';
-import { compileTablesDdl } from '../../../runtime/rls/rls-ddl.js';
-import { fakeTable } from '../../support/fake-schema.js';
+} from '../../../../compiler/types.js';
+import type { SchemaSnapshot, TableInfo } from '../../../../runtime/db/adapter.js';
+import { explainPolicy, type ExplainInput } from '../../../../runtime/explain/explain-policy.js';
+import { compileTablesDdl } from '../../../../runtime/rls/rls-ddl.js';
+import { fakeTable } from '../../../support/fake-schema.js';
 
 const table = (name: string, columns: Readonly<Record<string, ColumnType>>): TableInfo =>
   fakeTable(name, columns);

@@ -3,7 +3,8 @@
 // made elsewhere — PostgreSQL: LISTEN on the `rest_policies` channel its trigger NOTIFYs;
 // MySQL/MariaDB and SQLite: the rows re-read at most once per `pollIntervalMs` and compared.
 
-import type { PolicyRow } from '../compiler/types.js';
+import type { PolicyRow } from '../../compiler/types.js';
+import type { ChangeSource } from '../db/change-source.js';
 
 export interface PolicySnapshot<S> {
   readonly rows: readonly PolicyRow[];
@@ -14,22 +15,12 @@ export interface PolicyCacheLogger {
   warn(fields: Readonly<Record<string, unknown>>, message: string): void;
 }
 
-/** How a cache hears about changes made outside this process (policies; users: auth/user-states.ts). */
-export type PolicyChangeSource =
-  /**
-   * A push source (LISTEN/NOTIFY): `subscribe` registers the callback, returns a closer; the
-   * callback gets the notification's payload, undefined after a (re)connect (anything changed).
-   */
-  | { readonly kind: 'push'; subscribe(onChange: (payload?: string) => void): { close(): Promise<void> } }
-  /** Re-read the rows periodically and compare them. */
-  | { readonly kind: 'poll'; readonly intervalMs?: number };
-
 export interface PolicyCacheOptions<S> {
   /** Reads every policy row (an empty list when the auth tables do not exist yet). */
   readonly load: () => Promise<readonly PolicyRow[]>;
   /** Parses and compiles once per distinct set of rows. */
   readonly compile: (rows: readonly PolicyRow[]) => S;
-  readonly changes: PolicyChangeSource;
+  readonly changes: ChangeSource;
   readonly logger?: PolicyCacheLogger;
 }
 

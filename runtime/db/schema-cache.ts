@@ -1,7 +1,7 @@
 // The schema the runtime plans against: introspected once, re-checked with the adapter's cheap
 // schemaVersion() at most once per interval, so new tables and columns appear without a restart.
 
-import type { DbAdapter, SchemaSnapshot, TableInfo } from './db/adapter.js';
+import type { DbAdapter, SchemaSnapshot, TableInfo } from './adapter.js';
 
 export interface SchemaCacheOptions {
   /** Minimum time between two schema version checks (and between refreshes for unknown tables). */

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createPgChangeListener } from '../../../../runtime/policies/pg-change-listener.js';
+import { createPgChangeListener } from '../../../../../runtime/db/postgres/pg-listener.js';
 import {
   createTestDatabase,
   withPg,
   type TestDatabase,
-} from '../../../support/databases.js';
-import { serverDescribe } from '../../../support/server-only.js';
+} from '../../../../support/databases.js';
+import { serverDescribe } from '../../../../support/server-only.js';
 
 const waitFor = async (check: () => boolean, ms: number): Promise<void> => {
   const until = Date.now() + ms;

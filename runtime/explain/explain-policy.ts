@@ -21,19 +21,19 @@ import {
   type PolicySet,
   type ResolutionLevel,
   type SqlFragment,
-} from '../compiler/index.js';
-import type { ErrorDetails, RestError } from '../errors/rest-error.js';
-import type { DbAdapter, DbSession, SchemaSnapshot, TableInfo } from './db/adapter.js';
-import type { Authorization, AuthorizationRequest, Authorizer, PolicySource } from './enforce/authorizer.js';
-import { policyColumnTypes, schemaTypesOf } from './enforce/decide.js';
-import { checkFailed, denialStatus, policyDenied } from './enforce/denials.js';
-import { createNativeAuthorizer } from './enforce/native-authorizer.js';
-import { createPortableAuthorizer } from './enforce/portable-authorizer.js';
+} from '../../compiler/index.js';
+import type { ErrorDetails, RestError } from '../../errors/rest-error.js';
+import type { DbAdapter, DbSession, SchemaSnapshot, TableInfo } from '../db/adapter.js';
+import type { Authorization, AuthorizationRequest, Authorizer, PolicySource } from '../enforce/authorizer.js';
+import { policyColumnTypes, schemaTypesOf } from '../enforce/decide.js';
+import { checkFailed, denialStatus, policyDenied } from '../enforce/denials.js';
+import { createNativeAuthorizer } from '../enforce/native-authorizer.js';
+import { createPortableAuthorizer } from '../enforce/portable-authorizer.js';
 import { explainRow, type RowExplanation } from './explain-row.js';
-import { brokenPolicies } from './policies/policy-service.js';
-import { indexWarning, type IndexedColumns } from './policies/relation-health.js';
-import { floorWarning } from './enforce/auth-users-floor.js';
-import { tableDdl } from './rls/rls-ddl.js';
+import { brokenPolicies } from '../policies/policy-service.js';
+import { indexWarning, type IndexedColumns } from '../policies/relation-health.js';
+import { floorWarning } from '../enforce/auth-users-floor.js';
+import { tableDdl } from '../rls/rls-ddl.js';
 
 export interface CandidateExplanation extends PolicyRow {
   readonly chosen: boolean;
