@@ -6,7 +6,7 @@ import { checkSettings, type FileConfig } from './cli/config/config-file.js';
 import { loadConfig } from './cli/config/load-config.js';
 import { configError } from './cli/config/parse-values.js';
 import { createLogger, type Logger } from './runtime/logger.js';
-import { startServer as startOnConfig, type ServerHandle } from './runtime/server.js';
+import { startServer as startOnConfig, type ServerHandle } from './runtime/server/server.js';
 
 /** `addr`, `db: {url, rls, statement_timeout}`, `auth: {enabled, secret, token_ttl, refresh_ttl}`, `http`, `cors`. */
 export type ServerSettings = FileConfig;
