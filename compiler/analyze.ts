@@ -6,9 +6,8 @@ import { visit, type ColumnRef, type CompareNode, type Expr, type Position, type
 import { RestError } from '../errors/rest-error.js';
 import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from './scope.js';
 import { staticTypeOfColumn, usableText, type ClaimTarget, type StaticType } from './semantics.js';
-import type { ColumnType } from './types.js';
+import type { ColumnType, ColumnTypes } from './types.js';
 
-export type ColumnTypes = ReadonlyMap<string, ColumnType>;
 
 export interface PolicyProblem {
   readonly message: string;

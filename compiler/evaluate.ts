@@ -7,7 +7,8 @@
 // `x in (…)` FALSE and `x not in (…)` TRUE — even for a NULL x, as in SQL.
 
 import { visit, type ColumnRef, type CompareOp, type Expr } from '../grammar/ast.js';
-import { claimTargetFor, compareClaimTargets, typeOf, type ColumnTypes } from './analyze.js';
+import { claimTargetFor, compareClaimTargets, typeOf } from './analyze.js';
+import type { ColumnTypes } from './types.js';
 import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from './scope.js';
 import {
   claimValue,

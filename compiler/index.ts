@@ -6,13 +6,13 @@ export { PolicySyntaxError, formatPolicyError } from '../grammar/policy-syntax-e
 export type { Expr } from '../grammar/ast.js';
 
 export { ACTIONS, ANONYMOUS, POLICY_ACTIONS, isPolicyAction } from './types.js';
-export type { Action, AuthUser, ColumnType, DialectName, PolicyAction, PolicyRow } from './types.js';
+export type { Action, AuthUser, ColumnType, ColumnTypes, DialectName, PolicyAction, PolicyRow } from './types.js';
 
 export { resolvePolicies } from './resolve.js';
 export type { CandidateTrace, Resolution, ResolutionLevel } from './resolve.js';
 
 export { analyze, policyProblemError } from './analyze.js';
-export type { Analysis, ColumnTypes, PolicyProblem } from './analyze.js';
+export type { Analysis, PolicyProblem } from './analyze.js';
 export type { RelationContext, SchemaTypes } from './scope.js';
 export { findCycles, subqueryTablesOf } from './cycles.js';
 export type { CycleReport, PolicyCycle, SubqueryTable } from './cycles.js';
@@ -21,7 +21,9 @@ export { evaluate } from './evaluate.js';
 export type { RowVerdict } from './evaluate.js';
 
 export { compileToSql } from './sql/compile-predicate.js';
-export type { AuthMode, CompileOptions } from './sql/compile-predicate.js';
+export type { CompileOptions } from './sql/compile-predicate.js';
+export { PARAMETER_BINDING } from './sql/auth-binding.js';
+export type { AuthBinding } from './sql/auth-binding.js';
 export { dialects } from './sql/dialects.js';
 export { mysqlDialect } from './sql/mysql-dialect.js';
 export { postgresDialect } from './sql/postgres-dialect.js';
@@ -35,5 +37,5 @@ export type { CompiledPolicy, Decision, ParsedPolicy, PolicyIssue, PolicySet } f
 
 export { compileRls, nativePredicateSql, rlsPolicyName, rlsPolicyNames } from './rls/compile-rls.js';
 export type { RlsCommand, RlsInput } from './rls/compile-rls.js';
-export { SESSION_SETTINGS, TABLE_SETTING, sessionSettingValues } from './rls/session-settings.js';
+export { SESSION_BINDING, SESSION_SETTINGS, TABLE_SETTING, sessionSettingValues } from './rls/session-settings.js';
 export type { SessionSetting } from './rls/session-settings.js';

@@ -7,7 +7,8 @@
 import { ast, hasSubquery, type Expr, type Position } from '../grammar/ast.js';
 import { parsePolicy } from '../grammar/parse-policy.js';
 import { PolicySyntaxError } from '../grammar/policy-syntax-error.js';
-import { analyze, conjuncts, type ColumnTypes } from './analyze.js';
+import { analyze, conjuncts } from './analyze.js';
+import type { ColumnTypes } from './types.js';
 import { findCycles, type CycleReport } from './cycles.js';
 import {
   compileCondition,

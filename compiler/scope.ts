@@ -3,7 +3,7 @@
 // qualified `t.c` is the innermost scope on `t`. Shared by analysis, evaluation and SQL.
 
 import type { ColumnRef } from '../grammar/ast.js';
-import type { ColumnTypes } from './analyze.js';
+import type { ColumnTypes } from './types.js';
 import type { ColumnType } from './types.js';
 
 /** The column types of every table a policy may read, by table name. */

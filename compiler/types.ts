@@ -37,3 +37,6 @@ export type DialectName = 'postgres' | 'mysql' | 'sqlite';
 
 /** The value kinds a column is compared as; the runtime derives them from the schema. */
 export type ColumnType = 'integer' | 'decimal' | 'text' | 'boolean' | 'other';
+
+/** The columns of one table and their types, by name. */
+export type ColumnTypes = ReadonlyMap<string, ColumnType>;

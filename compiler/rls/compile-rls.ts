@@ -6,11 +6,11 @@ import { postgresDialect } from '../sql/postgres-dialect.js';
 import { compileToSql } from '../sql/compile-predicate.js';
 import { renderInlinePostgres } from '../sql/fragment.js';
 import { compilePolicySet, type CompiledPolicy, type PolicySet } from '../policy-set.js';
-import type { ColumnTypes } from '../analyze.js';
+import type { ColumnTypes } from '../types.js';
 import type { SchemaTypes } from '../scope.js';
 import { postgresLiteral } from '../sql/fragment.js';
 import type { Action, PolicyRow } from '../types.js';
-import { actionSettingSql, tableSettingSql } from './session-settings.js';
+import { actionSettingSql, SESSION_BINDING, tableSettingSql } from './session-settings.js';
 
 export type RlsCommand = 'select' | 'insert' | 'update' | 'delete' | 'others';
 
@@ -77,7 +77,7 @@ export function nativePredicateSql(policy: CompiledPolicy, columns: ColumnTypes)
   if (policy.missingColumns.length > 0) return 'false';
   const relation = policy.schema === undefined ? { table: policy.table } : { table: policy.table, schema: policy.schema };
   return renderInlinePostgres(
-    compileToSql(policy.expr, postgresDialect, { columns, auth: 'session', arrayMembership: true, ...relation }),
+    compileToSql(policy.expr, postgresDialect, { columns, auth: SESSION_BINDING, arrayMembership: true, ...relation }),
   );
 }
 

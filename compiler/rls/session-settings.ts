@@ -3,6 +3,7 @@
 
 import type { AuthNode } from '../../grammar/ast.js';
 import { NUMERIC_TEXT_PATTERN, usableJson, usableText, type ClaimTarget } from '../semantics.js';
+import type { AuthBinding } from '../sql/auth-binding.js';
 import { postgresLiteral } from '../sql/fragment.js';
 import type { Action, AuthUser } from '../types.js';
 
@@ -97,3 +98,13 @@ export function claimSettingSql(name: string, as: ClaimTarget | 'presence'): str
   };
   return `(select ${body[as]} from ${claimJson(name)})`;
 }
+
+/** Native RLS: auth_user and claims read from the request's session settings. */
+export const SESSION_BINDING: AuthBinding = Object.freeze<AuthBinding>({
+  auth(b, attr) {
+    b.append(authSettingSql[attr]);
+  },
+  claim(b, name, as) {
+    b.append(claimSettingSql(name, as));
+  },
+});

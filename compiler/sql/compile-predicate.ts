@@ -4,28 +4,14 @@
 // subquery sees its table: through the inlined read policy (portable) or the table's own RLS.
 
 import { ast, visit, type AuthNode, type ColumnRef, type Expr } from '../../grammar/ast.js';
-import { claimTargetFor, compareClaimTargets, isCorrelated, typeOf, type ColumnTypes } from '../analyze.js';
+import { claimTargetFor, compareClaimTargets, isCorrelated, typeOf } from '../analyze.js';
+import type { ColumnTypes } from '../types.js';
 import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from '../scope.js';
-import { authSettingSql, claimSettingSql } from '../rls/session-settings.js';
 import type { ClaimTarget } from '../semantics.js';
+import { PARAMETER_BINDING, type AuthBinding } from './auth-binding.js';
 import type { Dialect } from './dialect.js';
 import { SqlBuilder, type SqlFragment } from './fragment.js';
 
-export type AuthMode = 'parameters' | 'session';
-
-/** PostgreSQL casts of bound values; other dialects ignore them. */
-const authCasts: Readonly<Record<AuthNode['attr'], string>> = {
-  id: 'bigint',
-  username: 'text',
-  is_admin: 'boolean',
-  is_authenticated: 'boolean',
-};
-const claimCasts: Readonly<Record<ClaimTarget | 'presence', string>> = {
-  number: 'numeric',
-  text: 'text',
-  boolean: 'boolean',
-  presence: 'boolean',
-};
 const literalCasts = { integer: 'bigint', decimal: 'numeric', string: 'text', boolean: 'boolean' } as const;
 
 const SQL_OPERATORS = { '=': '=', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' } as const;
@@ -33,8 +19,11 @@ const SQL_OPERATORS = { '=': '=', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>
 export interface CompileOptions extends RelationContext {
   /** The policy's own table's columns (also `schema.get(table)` when `table` is given). */
   readonly columns?: ColumnTypes;
-  /** `parameters` (default): auth_user values are bound per request; `session`: read from settings. */
-  readonly auth?: AuthMode;
+  /**
+   * How auth_user and claims are written: bound per request (PARAMETER_BINDING, the default) or
+   * read from the session settings of native RLS (compiler/rls/session-settings.ts SESSION_BINDING).
+   */
+  readonly auth?: AuthBinding;
   /**
    * The portable path's view of another table (docs/policy-language.md): the inner table's own resolved `read`
    * policy, AND-ed into every subquery on it and compiled the same way (its subqueries inline
@@ -63,21 +52,15 @@ export const MAX_SUBQUERY_NESTING = 8;
 // language's own (compiler/scope.ts).
 export function compileToSql(expr: Expr, dialect: Dialect, options: CompileOptions = {}): SqlFragment {
   const b = new SqlBuilder(dialect);
-  const session = options.auth === 'session';
+  const binding = options.auth ?? PARAMETER_BINDING;
   const inline = options.inline;
   const array = options.arrayMembership === true ? dialect.arrayMembership : undefined;
   if (options.arrayMembership === true && array === undefined) {
     throw new Error(`compileToSql: the ${dialect.name} dialect has no arrays`);
   }
 
-  const claim = (name: string, as: ClaimTarget | 'presence'): void => {
-    if (session) b.append(claimSettingSql(name, as));
-    else b.appendAuth({ kind: 'claim', name, as }, claimCasts[as]);
-  };
-  const auth = (n: AuthNode): void => {
-    if (session) b.append(authSettingSql[n.attr]);
-    else b.appendAuth({ kind: n.attr }, authCasts[n.attr]);
-  };
+  const claim = (name: string, as: ClaimTarget | 'presence'): void => binding.claim(b, name, as);
+  const auth = (n: AuthNode): void => binding.auth(b, n.attr);
   const text = (isText: boolean, emit: () => void): void => {
     if (isText) b.append(dialect.codePointText.open);
     emit();

@@ -3,7 +3,7 @@
 // their own row must not let them promote themselves or skip `/auth/password`. Decided in-process
 // on the request's values, before anything is written, on both enforcement paths.
 
-import type { ColumnTypes } from '../../compiler/analyze.js';
+import type { ColumnTypes } from '../../compiler/types.js';
 import { compileCondition, outcomesForUser, TRUE } from '../../compiler/evaluate.js';
 import type { Expr } from '../../compiler/index.js';
 import type { AuthUser } from '../../compiler/types.js';

@@ -2,7 +2,7 @@
 // policy of (table, action), deny one naming a column the table lacks, and decide what auth_user
 // alone decides. Also the owner preset on create (`c = auth_user.id` filled when missing).
 
-import type { ColumnTypes } from '../../compiler/analyze.js';
+import type { ColumnTypes } from '../../compiler/types.js';
 import type { CompiledPolicy, Decision, PolicySet } from '../../compiler/policy-set.js';
 import type { SchemaTypes } from '../../compiler/scope.js';
 import type { AuthUser, ColumnType } from '../../compiler/types.js';

@@ -1,7 +1,8 @@
 // Rows of `auth_policies`: validation (docs/policy-language.md), insertion and listing — the one code path
 // the CLI (`auth policy add|list`) and the HTTP side (`/auth_policies` writes) share.
 
-import { analyze, type ColumnTypes } from '../../compiler/analyze.js';
+import { analyze } from '../../compiler/analyze.js';
+import type { ColumnTypes } from '../../compiler/types.js';
 import { findCycles } from '../../compiler/cycles.js';
 import { isPolicyAction, POLICY_ACTIONS, type PolicyAction, type PolicyRow } from '../../compiler/types.js';
 import { quoteValue } from '../../errors/quote-value.js';

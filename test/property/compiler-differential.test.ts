@@ -9,7 +9,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../compiler/evaluate.js';
-import { sessionSettingValues } from '../../compiler/rls/session-settings.js';
+import { SESSION_BINDING, sessionSettingValues } from '../../compiler/rls/session-settings.js';
 import { compileToSql } from '../../compiler/sql/compile-predicate.js';
 import { dialects } from '../../compiler/sql/dialects.js';
 import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
@@ -151,7 +151,7 @@ async function openRunner(db: TestDatabase): Promise<Runner & { pg?: pg.Client }
 
 /** The native path: settings set as the runtime will set them, then the RLS predicate as a WHERE. */
 async function nativeIds(client: pg.Client, expr: Expr, user: AuthUser): Promise<number[]> {
-  const predicate = renderInlinePostgres(compileToSql(expr, postgresDialect, { columns: TABLE_COLUMNS, auth: 'session' }));
+  const predicate = renderInlinePostgres(compileToSql(expr, postgresDialect, { columns: TABLE_COLUMNS, auth: SESSION_BINDING }));
   const settings = sessionSettingValues(user, 'read');
   await client.query('BEGIN');
   try {

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ColumnTypes } from '../../compiler/analyze.js';
+import type { ColumnTypes } from '../../compiler/types.js';
 import { compilePolicySet } from '../../compiler/policy-set.js';
 import { compileRls } from '../../compiler/rls/compile-rls.js';
 import { sessionSettingValues } from '../../compiler/rls/session-settings.js';

@@ -13,7 +13,7 @@
 import fc from 'fast-check';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ColumnTypes } from '../../compiler/analyze.js';
+import type { ColumnTypes } from '../../compiler/types.js';
 import { compilePolicySet, type CompiledPolicy } from '../../compiler/policy-set.js';
 import { normaliseColumnValue } from '../../compiler/semantics.js';
 import { dialects } from '../../compiler/sql/dialects.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { analyze, policyProblemError, type ColumnTypes } from '../../../compiler/analyze.js';
+import { analyze, policyProblemError } from '../../../compiler/analyze.js';
+import type { ColumnTypes } from '../../../compiler/types.js';
 import { ast } from '../../../grammar/ast.js';
 import { parsePolicy } from '../../../grammar/parse-policy.js';
 import { printPolicy } from '../../../grammar/print-policy.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ColumnTypes } from '../../../compiler/analyze.js';
+import type { ColumnTypes } from '../../../compiler/types.js';
 import { evaluate } from '../../../compiler/evaluate.js';
 import { ANONYMOUS, type AuthUser } from '../../../compiler/types.js';
 import { parsePolicy } from '../../../grammar/parse-policy.js';

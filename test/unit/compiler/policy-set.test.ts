@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ColumnTypes } from '../../../compiler/analyze.js';
+import type { ColumnTypes } from '../../../compiler/types.js';
 import { compilePolicySet, type Decision } from '../../../compiler/policy-set.js';
 import { dialects } from '../../../compiler/sql/dialects.js';
 import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';

@@ -2,12 +2,13 @@
 // every dialect (pinned), the portable inlining of inner read policies, decisions and the memo.
 
 import { describe, expect, it } from 'vitest';
-import { analyze, type ColumnTypes } from '../../../compiler/analyze.js';
+import { analyze } from '../../../compiler/analyze.js';
+import type { ColumnTypes } from '../../../compiler/types.js';
 import { findCycles } from '../../../compiler/cycles.js';
 import { evaluate } from '../../../compiler/evaluate.js';
 import { compilePolicySet } from '../../../compiler/policy-set.js';
 import { compileRls, nativePredicateSql } from '../../../compiler/rls/compile-rls.js';
-import { sessionSettingValues } from '../../../compiler/rls/session-settings.js';
+import { SESSION_BINDING, sessionSettingValues } from '../../../compiler/rls/session-settings.js';
 import type { SchemaTypes } from '../../../compiler/scope.js';
 import { compileToSql } from '../../../compiler/sql/compile-predicate.js';
 import { dialects } from '../../../compiler/sql/dialects.js';
@@ -361,7 +362,7 @@ describe('native IN-subqueries: an array when they name no enclosing row', () =>
         columns: DOCS,
         table: 'docs',
         schema: SCHEMA,
-        auth: 'session',
+        auth: SESSION_BINDING,
         arrayMembership: true,
       }),
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ColumnTypes } from '../../../../compiler/analyze.js';
+import type { ColumnTypes } from '../../../../compiler/types.js';
 import { compilePolicySet } from '../../../../compiler/policy-set.js';
 import { compileRls, rlsPolicyName, rlsPolicyNames } from '../../../../compiler/rls/compile-rls.js';
 import { SESSION_SETTINGS, sessionSettingValues } from '../../../../compiler/rls/session-settings.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ColumnTypes } from '../../../../compiler/analyze.js';
+import type { ColumnTypes } from '../../../../compiler/types.js';
+import { SESSION_BINDING } from '../../../../compiler/rls/session-settings.js';
 import { compileToSql } from '../../../../compiler/sql/compile-predicate.js';
 import { dialects } from '../../../../compiler/sql/dialects.js';
 import { postgresDialect } from '../../../../compiler/sql/postgres-dialect.js';
@@ -148,7 +149,7 @@ describe('compileToSql', () => {
       expect(renderSql(dialects[name], fragment, USER)).toEqual(portable[name]);
     });
     it('postgres: native predicate reading the session settings', () => {
-      const fragment = compileToSql(parsePolicy(policy), postgresDialect, { columns: COLUMNS, auth: 'session' });
+      const fragment = compileToSql(parsePolicy(policy), postgresDialect, { columns: COLUMNS, auth: SESSION_BINDING });
       expect(renderInlinePostgres(fragment)).toBe(native);
     });
   });

@@ -3,7 +3,8 @@
 
 import fc from 'fast-check';
 import { ast, type CompareOp, type Expr, type LiteralNode } from '../../../../grammar/ast.js';
-import { analyze, type ColumnTypes } from '../../../../compiler/analyze.js';
+import { analyze } from '../../../../compiler/analyze.js';
+import type { ColumnTypes } from '../../../../compiler/types.js';
 import { ANONYMOUS, type AuthUser } from '../../../../compiler/types.js';
 
 /** The table of the differential tests: `t(id, user_id, org, score, flag, name)`. */
