@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { exitCodeOf, isRestError, RestError } from '../errors/rest-error.js';
 import { authCommand } from './commands/auth-commands.js';
-import { commandContext, processIo, processTerminal, type Terminal } from './commands/command-context.js';
+import { commandContext, processIo, processTerminal, type Terminal } from './context.js';
 import { policyCommand } from './commands/policy-commands.js';
 import { serveCommand } from './commands/serve.js';
 import { GLOBAL_OPTIONS } from './config/global-options.js';

@@ -13,7 +13,7 @@ import { authUserListCommand } from './auth-user-list.js';
 import { authUserPasswdCommand } from './auth-user-passwd.js';
 import { authUserRemoveCommand } from './auth-user-remove.js';
 import { authUserUnlockCommand } from './auth-user-unlock.js';
-import type { CommandContext } from './command-context.js';
+import type { CommandContext } from '../context.js';
 
 /** A command that only groups others: one of them must follow. */
 const group = (y: Argv, name: string, commands: string): Argv =>

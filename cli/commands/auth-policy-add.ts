@@ -4,15 +4,8 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
-
-export interface AddArgs extends GlobalArgs {
-  readonly table_name: string;
-  readonly action: string;
-  readonly expression: string;
-  readonly description: string;
-  readonly json: boolean;
-}
+import { lazyHandler, type CommandContext } from '../context.js';
+import type { AddArgs } from '../handlers/auth-policy-add.js';
 
 export function authPolicyAddCommand(ctx: CommandContext): CommandModule<GlobalArgs, AddArgs> {
   return {

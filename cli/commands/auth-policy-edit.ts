@@ -5,16 +5,8 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
-
-export interface EditArgs extends GlobalArgs {
-  readonly id: string;
-  readonly table: string | undefined;
-  readonly action: string | undefined;
-  readonly expression: string | undefined;
-  readonly description: string | undefined;
-  readonly json: boolean;
-}
+import { lazyHandler, type CommandContext } from '../context.js';
+import type { EditArgs } from '../handlers/auth-policy-edit.js';
 
 export function authPolicyEditCommand(ctx: CommandContext): CommandModule<GlobalArgs, EditArgs> {
   return {

@@ -2,12 +2,8 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
-
-export interface RemoveArgs extends GlobalArgs {
-  readonly id: string;
-  readonly json: boolean;
-}
+import { lazyHandler, type CommandContext } from '../context.js';
+import type { RemoveArgs } from '../handlers/auth-policy-remove.js';
 
 export function authPolicyRemoveCommand(ctx: CommandContext): CommandModule<GlobalArgs, RemoveArgs> {
   return {

@@ -2,11 +2,8 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
-
-export interface SetupArgs extends GlobalArgs {
-  readonly json: boolean;
-}
+import { lazyHandler, type CommandContext } from '../context.js';
+import type { SetupArgs } from '../handlers/auth-setup.js';
 
 export function authSetupCommand(ctx: CommandContext): CommandModule<GlobalArgs, SetupArgs> {
   return {

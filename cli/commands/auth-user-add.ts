@@ -3,14 +3,8 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
-
-export interface AddArgs extends GlobalArgs {
-  readonly username: string;
-  readonly password: string;
-  readonly is_admin: string;
-  readonly json: boolean;
-}
+import { lazyHandler, type CommandContext } from '../context.js';
+import type { AddArgs } from '../handlers/auth-user-add.js';
 
 export function authUserAddCommand(ctx: CommandContext): CommandModule<GlobalArgs, AddArgs> {
   return {

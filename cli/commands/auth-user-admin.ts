@@ -8,13 +8,8 @@ import {
   JSON_DONE_OPTION,
   lazyHandler,
   USERNAME_POSITIONAL,
-} from './command-context.js';
-
-export interface AdminArgs extends GlobalArgs {
-  readonly username: string;
-  readonly is_admin: string;
-  readonly json: boolean;
-}
+} from '../context.js';
+import type { AdminArgs } from '../handlers/auth-user-admin.js';
 
 export function authUserAdminCommand(ctx: CommandContext): CommandModule<GlobalArgs, AdminArgs> {
   return {

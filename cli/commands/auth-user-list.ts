@@ -3,11 +3,8 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
-
-export interface ListArgs extends GlobalArgs {
-  readonly json: boolean;
-}
+import { lazyHandler, type CommandContext } from '../context.js';
+import type { ListArgs } from '../handlers/auth-user-list.js';
 
 export function authUserListCommand(ctx: CommandContext): CommandModule<GlobalArgs, ListArgs> {
   return {

@@ -9,13 +9,8 @@ import {
   JSON_DONE_OPTION,
   lazyHandler,
   USERNAME_POSITIONAL,
-} from './command-context.js';
-
-export interface PasswdArgs extends GlobalArgs {
-  readonly username: string;
-  readonly password: string | undefined;
-  readonly json: boolean;
-}
+} from '../context.js';
+import type { PasswdArgs } from '../handlers/auth-user-passwd.js';
 
 export function authUserPasswdCommand(ctx: CommandContext): CommandModule<GlobalArgs, PasswdArgs> {
   return {

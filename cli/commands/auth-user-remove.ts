@@ -7,12 +7,8 @@ import {
   JSON_DONE_OPTION,
   lazyHandler,
   USERNAME_POSITIONAL,
-} from './command-context.js';
-
-export interface RemoveArgs extends GlobalArgs {
-  readonly username: string;
-  readonly json: boolean;
-}
+} from '../context.js';
+import type { RemoveArgs } from '../handlers/auth-user-remove.js';
 
 export function authUserRemoveCommand(ctx: CommandContext): CommandModule<GlobalArgs, RemoveArgs> {
   return {

@@ -8,12 +8,8 @@ import {
   JSON_DONE_OPTION,
   lazyHandler,
   USERNAME_POSITIONAL,
-} from './command-context.js';
-
-export interface UnlockArgs extends GlobalArgs {
-  readonly username: string;
-  readonly json: boolean;
-}
+} from '../context.js';
+import type { UnlockArgs } from '../handlers/auth-user-unlock.js';
 
 export function authUserUnlockCommand(ctx: CommandContext): CommandModule<GlobalArgs, UnlockArgs> {
   return {

@@ -2,7 +2,7 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import type { CommandContext } from './command-context.js';
+import type { CommandContext } from '../context.js';
 import { policyCompileCommand } from './policy-compile.js';
 import { policyExplainCommand } from './policy-explain.js';
 

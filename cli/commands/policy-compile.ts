@@ -4,13 +4,8 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
-
-export interface CompileArgs extends GlobalArgs {
-  readonly table?: string | undefined;
-  readonly role?: string | undefined;
-  readonly json: boolean;
-}
+import { lazyHandler, type CommandContext } from '../context.js';
+import type { CompileArgs } from '../handlers/policy-compile.js';
 
 export function policyCompileCommand(ctx: CommandContext): CommandModule<GlobalArgs, CompileArgs> {
   return {

@@ -5,15 +5,9 @@
 import type { CommandModule } from 'yargs';
 import { ACTIONS } from '../../compiler/types.js';
 import type { GlobalArgs } from '../config/global-options.js';
-import { EXPLAIN_USER_OPTIONS, type ExplainUserFlags } from './explain-user.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
-
-export interface ExplainArgs extends GlobalArgs, ExplainUserFlags {
-  readonly table: string;
-  readonly action: string;
-  readonly json: boolean;
-  readonly row?: string | undefined;
-}
+import { EXPLAIN_USER_OPTIONS } from './explain-user.js';
+import { lazyHandler, type CommandContext } from '../context.js';
+import type { ExplainArgs } from '../handlers/policy-explain.js';
 
 export function policyExplainCommand(ctx: CommandContext): CommandModule<GlobalArgs, ExplainArgs> {
   return {

@@ -3,7 +3,7 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import { lazyHandler, type CommandContext } from './command-context.js';
+import { lazyHandler, type CommandContext } from '../context.js';
 
 /** Signals are the real process's (SIGTERM/SIGINT stop the server); settings and logs go through `ctx`. */
 export function serveCommand(ctx: CommandContext): CommandModule<GlobalArgs, GlobalArgs> {

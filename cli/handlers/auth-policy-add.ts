@@ -3,11 +3,19 @@
 
 import { formatPolicyError, PolicySyntaxError } from '../../compiler/index.js';
 import { addPolicy, policyWarnings } from '../../runtime/policies/policy-service.js';
-import type { AddArgs } from '../commands/auth-policy-add.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { formatJson } from '../output/json.js';
 import { escapeCell } from '../output/text-cell.js';
 import { configOf, requireAuthTables, withDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface AddArgs extends GlobalArgs {
+  readonly table_name: string;
+  readonly action: string;
+  readonly expression: string;
+  readonly description: string;
+  readonly json: boolean;
+}
 
 // Controls and bidi characters in the echoed line become '?', one for one, so the terminal shows
 // the text as written and the caret stays under the right column (tabs are kept for the same reason).

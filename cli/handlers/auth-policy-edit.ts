@@ -7,9 +7,18 @@ import { listPolicies, policyWarnings } from '../../runtime/policies/policy-serv
 import { formatJson } from '../output/json.js';
 import { escapeCell } from '../output/text-cell.js';
 import { caretLines } from './auth-policy-add.js';
-import type { EditArgs } from '../commands/auth-policy-edit.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { configOf, requireAuthTables, withDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface EditArgs extends GlobalArgs {
+  readonly id: string;
+  readonly table: string | undefined;
+  readonly action: string | undefined;
+  readonly expression: string | undefined;
+  readonly description: string | undefined;
+  readonly json: boolean;
+}
 
 /** The options given, as the fields they replace; none → usage error (exit 1). */
 function changesOf(argv: EditArgs): PolicyChanges {

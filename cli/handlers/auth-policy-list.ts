@@ -1,11 +1,15 @@
 // `rest auth policy list` (cli/commands/auth-policy-list.ts), run.
 
 import { listPoliciesChecked, type ListedPolicy } from '../../runtime/policies/policy-service.js';
-import type { ListArgs } from '../commands/auth-policy-list.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { formatJson } from '../output/json.js';
 import { formatTable, type TableColumn } from '../output/table.js';
 import { configOf, requireAuthTables, withDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface ListArgs extends GlobalArgs {
+  readonly json: boolean;
+}
 
 const POLICY_COLUMNS: readonly TableColumn<ListedPolicy>[] = [
   { header: 'id', value: (p) => p.id, align: 'right' },

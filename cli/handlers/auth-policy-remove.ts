@@ -3,9 +3,14 @@
 import { parsePolicyId, removePolicy } from '../../runtime/policies/policy-admin.js';
 import { formatJson } from '../output/json.js';
 import { escapeCell } from '../output/text-cell.js';
-import type { RemoveArgs } from '../commands/auth-policy-remove.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { configOf, requireAuthTables, withDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface RemoveArgs extends GlobalArgs {
+  readonly id: string;
+  readonly json: boolean;
+}
 
 export async function run(ctx: CommandContext, argv: RemoveArgs): Promise<void> {
   const id = parsePolicyId(argv.id);

@@ -1,10 +1,14 @@
 // `rest auth setup` (cli/commands/auth-setup.ts), run.
 
 import { setupAuth } from '../../runtime/auth/setup.js';
-import type { SetupArgs } from '../commands/auth-setup.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { formatJson } from '../output/json.js';
 import { configOf, withDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface SetupArgs extends GlobalArgs {
+  readonly json: boolean;
+}
 
 export async function run(ctx: CommandContext, argv: SetupArgs): Promise<void> {
   const config = configOf(ctx, argv);

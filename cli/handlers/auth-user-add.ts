@@ -3,9 +3,16 @@
 import { RestError } from '../../errors/rest-error.js';
 import { registerUser } from '../../runtime/auth/users.js';
 import { formatJson } from '../output/json.js';
-import type { AddArgs } from '../commands/auth-user-add.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { configOf, requireAuthTables, withDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface AddArgs extends GlobalArgs {
+  readonly username: string;
+  readonly password: string;
+  readonly is_admin: string;
+  readonly json: boolean;
+}
 
 /** docs/cli.md: `is_admin` is `true` or `false`, nothing else. */
 export function parseIsAdmin(text: string): boolean {

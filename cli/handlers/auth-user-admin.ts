@@ -5,9 +5,15 @@ import { setUserAdmin } from '../../runtime/auth/user-admin.js';
 import { formatJson } from '../output/json.js';
 import { parseIsAdmin } from './auth-user-add.js';
 import { sessionsRevoked } from './user-change-text.js';
-import type { AdminArgs } from '../commands/auth-user-admin.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { configOf, withAuthDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface AdminArgs extends GlobalArgs {
+  readonly username: string;
+  readonly is_admin: string;
+  readonly json: boolean;
+}
 
 export async function run(ctx: CommandContext, argv: AdminArgs): Promise<void> {
   const isAdmin = parseIsAdmin(argv.is_admin);

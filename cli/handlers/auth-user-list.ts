@@ -4,9 +4,13 @@ import { createLoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
 import { listUsersWithLockouts, type ListedUser } from '../../runtime/auth/user-admin.js';
 import { formatJson } from '../output/json.js';
 import { formatTable, type TableColumn } from '../output/table.js';
-import type { ListArgs } from '../commands/auth-user-list.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { configOf, withAuthDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface ListArgs extends GlobalArgs {
+  readonly json: boolean;
+}
 
 const USER_COLUMNS: readonly TableColumn<ListedUser>[] = [
   { header: 'id', value: (u) => u.id, align: 'right' },

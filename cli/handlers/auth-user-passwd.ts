@@ -5,9 +5,15 @@ import { setUserPassword } from '../../runtime/auth/user-admin.js';
 import { formatJson } from '../output/json.js';
 import { newPassword } from './password-prompt.js';
 import { sessionsRevoked } from './user-change-text.js';
-import type { PasswdArgs } from '../commands/auth-user-passwd.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { configOf, withAuthDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface PasswdArgs extends GlobalArgs {
+  readonly username: string;
+  readonly password: string | undefined;
+  readonly json: boolean;
+}
 
 export async function run(ctx: CommandContext, argv: PasswdArgs): Promise<void> {
   const config = configOf(ctx, argv);

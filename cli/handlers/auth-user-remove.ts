@@ -4,9 +4,14 @@ import { quoteValue } from '../../errors/quote-value.js';
 import { removeUser } from '../../runtime/auth/user-admin.js';
 import { formatJson } from '../output/json.js';
 import { sessionsRevoked } from './user-change-text.js';
-import type { RemoveArgs } from '../commands/auth-user-remove.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { configOf, withAuthDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface RemoveArgs extends GlobalArgs {
+  readonly username: string;
+  readonly json: boolean;
+}
 
 export async function run(ctx: CommandContext, argv: RemoveArgs): Promise<void> {
   const removed = await withAuthDatabase(configOf(ctx, argv), (adapter) =>

@@ -5,9 +5,14 @@ import { createLoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
 import { unlockUser } from '../../runtime/auth/user-admin.js';
 import { formatJson } from '../output/json.js';
 import { sessionsRevoked } from './user-change-text.js';
-import type { UnlockArgs } from '../commands/auth-user-unlock.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { configOf, withAuthDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface UnlockArgs extends GlobalArgs {
+  readonly username: string;
+  readonly json: boolean;
+}
 
 export async function run(ctx: CommandContext, argv: UnlockArgs): Promise<void> {
   const unlocked = await withAuthDatabase(configOf(ctx, argv), (adapter) =>

@@ -15,7 +15,7 @@ import {
 import type { Config } from '../../runtime/config.js';
 import type { GlobalArgs } from '../config/global-options.js';
 import { loadConfig } from '../config/load-config.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 
 /** The configuration of docs/cli.md (flag > env > file > default) for this invocation's flags. */
 export const configOf = (ctx: CommandContext, flags: GlobalArgs): Config =>

@@ -7,9 +7,9 @@ import { Writable } from 'node:stream';
 import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
 import { generatePassword, validatePassword } from '../../runtime/auth/passwords.js';
-import type { Terminal } from '../commands/command-context.js';
+import type { Terminal } from '../context.js';
 
-export type { Terminal } from '../commands/command-context.js';
+export type { Terminal } from '../context.js';
 
 const cancelled = (): RestError => new RestError('cancelled', 'no password was entered');
 

@@ -4,11 +4,17 @@ import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import type { TableInfo } from '../../runtime/db/adapter.js';
 import { listPolicies } from '../../runtime/policies/policy-service.js';
 import { compileTablesDdl, rlsRoleFor } from '../../runtime/rls/rls-ddl.js';
-import { formatDdl } from '../format/ddl.js';
+import { formatDdl } from '../output/ddl.js';
 import { formatJson } from '../output/json.js';
-import type { CompileArgs } from '../commands/policy-compile.js';
-import type { CommandContext } from '../commands/command-context.js';
+import type { CommandContext } from '../context.js';
 import { configOf, findTable, requireAuthTables, withDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+
+export interface CompileArgs extends GlobalArgs {
+  readonly table?: string | undefined;
+  readonly role?: string | undefined;
+  readonly json: boolean;
+}
 
 const byName = (a: TableInfo, b: TableInfo): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 

@@ -5,12 +5,20 @@ import { indexedColumns } from '../../runtime/policies/relation-health.js';
 import { explainPolicy } from '../../runtime/explain/explain-policy.js';
 import { explainUser } from '../../runtime/explain/explain-user.js';
 import { rlsRoleFor } from '../../runtime/rls/rls-ddl.js';
-import { formatExplanation } from '../format/explanation.js';
+import { formatExplanation } from '../output/explanation.js';
 import { formatJson } from '../output/json.js';
-import { explainUserSpec } from '../commands/explain-user.js';
-import type { ExplainArgs } from '../commands/policy-explain.js';
-import type { CommandContext } from '../commands/command-context.js';
+import { explainUserSpec } from './explain-user-flags.js';
+import type { CommandContext } from '../context.js';
 import { configOf, findTable, parseAction, requireAuthTables, withDatabase } from './database.js';
+import type { GlobalArgs } from '../config/global-options.js';
+import type { ExplainUserFlags } from './explain-user-flags.js';
+
+export interface ExplainArgs extends GlobalArgs, ExplainUserFlags {
+  readonly table: string;
+  readonly action: string;
+  readonly json: boolean;
+  readonly row?: string | undefined;
+}
 
 export async function run(ctx: CommandContext, argv: ExplainArgs): Promise<void> {
   const action = parseAction(argv.action);

@@ -8,7 +8,7 @@ import { createLogger, LOG_LEVELS, type LogLevel } from '../../runtime/logger.js
 import type { GlobalArgs } from '../config/global-options.js';
 import type { Env } from '../config/load-config.js';
 import { isPrimaryOf, nextStop, runPrimary } from '../../runtime/server/cluster.js';
-import { processIo, type CommandContext } from '../commands/command-context.js';
+import { processIo, type CommandContext } from '../context.js';
 import { configOf } from './database.js';
 
 const isLogLevel = (s: string): s is LogLevel => (LOG_LEVELS as readonly string[]).includes(s);

@@ -3,7 +3,7 @@
 // quote what they reject.
 
 import { describe, expect, it } from 'vitest';
-import { explainUserSpec, type ExplainUserFlags } from '../../../cli/commands/explain-user.js';
+import { explainUserSpec, type ExplainUserFlags } from '../../../cli/handlers/explain-user-flags.js';
 import { RestError } from '../../../errors/rest-error.js';
 
 const flags = (f: Partial<ExplainUserFlags>): ExplainUserFlags => ({ admin: false, anonymous: false, ...f });

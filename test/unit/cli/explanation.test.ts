@@ -2,7 +2,7 @@
 // path) and --row's verdict with its truth table.
 
 import { describe, expect, it } from 'vitest';
-import { formatExplanation } from '../../../cli/format/explanation.js';
+import { formatExplanation } from '../../../cli/output/explanation.js';
 import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
 import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';
 import type { AuthUser, PolicyRow } from '../../../compiler/types.js';

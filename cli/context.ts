@@ -2,8 +2,8 @@
 // purpose: the command definitions import it, and `rest --help` loads every definition (the
 // database helpers the handlers share are in cli/handlers/database.ts).
 
-import type { Env } from '../config/load-config.js';
-import type { PasswordHasher } from '../../runtime/auth/passwords.js';
+import type { Env } from './config/load-config.js';
+import type { PasswordHasher } from '../runtime/auth/passwords.js';
 
 export interface CommandIo {
   readonly stdout: (text: string) => void;

@@ -9,9 +9,9 @@ import type {
   PolicyExplanation,
 } from '../../runtime/explain/explain-policy.js';
 import type { RowCondition, RowExplanation } from '../../runtime/explain/explain-row.js';
-import { formatAstTree } from '../output/ast-tree.js';
-import { formatTable, type TableColumn } from '../output/table.js';
-import { escapeCell } from '../output/text-cell.js';
+import { formatAstTree } from './ast-tree.js';
+import { formatTable, type TableColumn } from './table.js';
+import { escapeCell } from './text-cell.js';
 
 const CANDIDATE_COLUMNS: readonly TableColumn<CandidateExplanation>[] = [
   { header: 'id', value: (c) => c.id, align: 'right' },
