@@ -2,16 +2,101 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-const RUNTIME_DB =
-  'runtime/db/ is the bottom of the runtime: drivers, adapters and their errors; it imports only compiler/ and errors/ besides itself.';
-/** What runtime/db/ may not import, written from a file `up` levels below runtime/. */
-const runtimeDbRestricted = (up) => [
-  ...['plan', 'request', 'handlers', 'http', 'enforce', 'policies', 'rls', 'auth'].map((folder) => `${up}${folder}/**`),
-  `${up}*.js`,
-  '**/cli/**',
-  '**/bench/**',
-  '**/test/**',
+// The code map (docs/architecture.md), written once as data and enforced below: each list runs
+// from the top floor to the bottom, and a file never imports a room listed before its own (nor a
+// sibling on its own floor). Type-only imports count too.
+
+/** The layers of the repository; index.ts and start-server.ts (the library API) stand above them. */
+const LAYERS = ['cli', 'runtime', 'compiler', 'grammar', 'errors'];
+
+/** The rooms of runtime/; config.ts and logger.ts are the vocabulary below every room. */
+const RUNTIME_ROOMS = [
+  ['server'],
+  ['explain', 'http'],
+  ['rls', 'handlers'],
+  ['policies', 'plan'],
+  ['enforce'],
+  ['auth'],
+  ['db', 'request'],
 ];
+
+/** The rooms of cli/: a command's definition imports its handler only as a type (it loads it with import()). */
+const CLI_ROOMS = [['main.ts'], ['commands'], ['handlers'], ['context.ts', 'output'], ['config']];
+
+const LAYER_MESSAGE =
+  'Data flows one way: errors ← grammar ← compiler ← runtime ← cli (docs/architecture.md); never import a layer above.';
+const ROOM_MESSAGE = 'This room sits below the one it imports (RUNTIME_ROOMS / CLI_ROOMS in eslint.config.js).';
+
+/** The rooms listed before `room` (and its siblings), as paths relative to a file `depth` folders inside the parent. */
+function roomsAbove(floors, room, depth) {
+  const at = floors.findIndex((floor) => floor.includes(room));
+  const up = '../'.repeat(depth);
+  return floors
+    .slice(0, at + 1)
+    .flat()
+    .filter((r) => r !== room)
+    .map((r) => (r.endsWith('.ts') ? `${up}${r.slice(0, -3)}.js` : `${up}${r}/**`));
+}
+
+/**
+ * One rule block per room and nesting depth: what files of `parent/room` may not import.
+ * `options[room]` adds to the room's pattern; `more[room]` adds patterns of its own.
+ */
+function roomRules(parent, floors, options = {}, more = {}) {
+  return floors.flat().flatMap((room) => {
+    const depths = room.endsWith('.ts') ? [0] : [1, 2, 3];
+    return depths.flatMap((depth) => {
+      const above = roomsAbove(floors, room, depth).map((p) => (depth === 0 ? `./${p}` : p));
+      const patterns = [
+        ...(above.length === 0 ? [] : [{ group: above, message: ROOM_MESSAGE, ...(options[room] ?? {}) }]),
+        ...(more[room] ?? []),
+      ];
+      if (patterns.length === 0) return [];
+      const files = room.endsWith('.ts') ? [`${parent}/${room}`] : [`${parent}/${room}/${'*/'.repeat(depth - 1)}*.ts`];
+      return [{ files, rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] } }];
+    });
+  });
+}
+
+const layerRules = LAYERS.map((layer, i) => ({
+  files: [`${layer}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            group: [...LAYERS.slice(0, i).map((above) => `**/${above}/**`), '**/bench/**', '**/test/**'],
+            message: LAYER_MESSAGE,
+          },
+          ...(layer === 'compiler' || layer === 'grammar'
+            ? [
+                {
+                  group: ['node:*', 'pg', 'mysql2*', 'better-sqlite3', 'express'],
+                  message: 'The compiler is pure: no I/O.',
+                },
+              ]
+            : []),
+        ],
+      },
+    ],
+  },
+}));
+
+const COMMANDS_STAY_LIGHT = [
+  {
+    group: ['**/runtime/**', '**/grammar/**', '**/compiler/**', '!**/compiler/types.js', '**/config/load-config.js', '**/config/config-file.js', '**/output/**'],
+    allowTypeImports: true,
+    message: 'Command definitions stay light: import the implementation in the handler with import().',
+  },
+  {
+    group: ['chevrotain', 'pg', 'mysql2*', 'better-sqlite3', 'express', 'pino', 'bcrypt', 'yaml', 'jose', 'postgres-migrations'],
+    allowTypeImports: true,
+    message: 'Command definitions stay light: a package is loaded by the handler that uses it.',
+  },
+];
+
+const RUNTIME_DB = "runtime/db/<kind>/ is one database's driver: it imports the shared runtime/db/ files, never another database's.";
 
 export default tseslint.config(
   { ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', 'coverage/**', '**/*.config.js', '**/*.config.ts'] },
@@ -30,84 +115,39 @@ export default tseslint.config(
     },
   },
   {
-    files: ['compiler/**/*.ts', 'grammar/**/*.ts'],
+    // Promises are awaited, returned or handed to something that handles their failure.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['node:*', 'pg', 'mysql2*', 'better-sqlite3', 'express', '**/runtime/**', '**/cli/**'], message: 'The compiler is pure: no I/O, no runtime imports.' },
-          ],
-        },
-      ],
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+    },
+  },
+  ...layerRules,
+  ...roomRules('runtime', RUNTIME_ROOMS),
+  {
+    // The vocabulary every room uses imports no room.
+    files: ['runtime/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['./*/**'], message: ROOM_MESSAGE }] }],
     },
   },
   {
-    // The code map (README): data flows grammar → compiler → runtime → HTTP/CLI, never back.
-    files: ['errors/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['../*/**', '../*.js'], message: 'errors/ is the bottom layer: it imports nothing of the project.' }] },
-      ],
-    },
-  },
-  {
-    files: ['runtime/**/*.ts'],
-    ignores: ['runtime/db/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['**/cli/**', '**/bench/**', '**/test/**'], message: 'The runtime serves the CLI and HTTP; it never imports them.' }] },
-      ],
-    },
-  },
-  {
-    files: ['runtime/db/*.ts'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: runtimeDbRestricted('../'), message: RUNTIME_DB }] }],
-    },
-  },
-  {
-    // One folder per database (postgres/, mysql/, sqlite/): its adapter and its driver's errors.
     files: ['runtime/db/*/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: runtimeDbRestricted('../../'), message: RUNTIME_DB },
-            {
-              group: ['../postgres/**', '../mysql/**', '../sqlite/**'],
-              message: "A database's folder imports the shared runtime/db/ files, never another database's.",
-            },
+            { group: ['../postgres/**', '../mysql/**', '../sqlite/**'], message: RUNTIME_DB },
+            { group: [...LAYERS.slice(0, 2).map((above) => `**/${above}/**`), '**/bench/**', '**/test/**'], message: LAYER_MESSAGE },
           ],
         },
       ],
     },
   },
-  {
-    // A command's definition (name, flags, help) is loaded by every run, --help included; what it
-    // does lives in cli/handlers/, imported with import() when it runs (test/unit/cli/lazy-commands.test.ts).
-    files: ['cli/commands/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/runtime/**', '**/grammar/**', '**/compiler/**', '!**/compiler/types.js', '**/handlers/**', '**/config/load-config.js', '**/config/config-file.js', '**/output/**', '**/format/**'],
-              allowTypeImports: true,
-              message: 'Command definitions stay light: import the implementation in the handler with import().',
-            },
-            {
-              group: ['chevrotain', 'pg', 'mysql2*', 'better-sqlite3', 'express', 'pino', 'bcrypt', 'yaml', 'jose', 'postgres-migrations'],
-              allowTypeImports: true,
-              message: 'Command definitions stay light: a package is loaded by the handler that uses it.',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  // A command's definition (name, flags, help) is loaded by every run, --help included; what it
+  // does lives in cli/handlers/, imported with import() when it runs (test/unit/cli/lazy-commands.test.ts).
+  ...roomRules('cli', CLI_ROOMS, { commands: { allowTypeImports: true } }, { commands: COMMANDS_STAY_LIGHT }),
 );

@@ -1070,7 +1070,7 @@ async function main(): Promise<number> {
       if (c.server !== undefined && c.server.isRunning()) c.peakRss = peakRssBytes(c.server.pid) ?? null;
     }
     // All at once, not one after another as the cleanup steps run (their stop steps are no-ops then).
-    await Promise.all(states.map((c) => c.server?.stop()));
+    await Promise.all(states.flatMap((c) => (c.server === undefined ? [] : [c.server.stop()])));
     await cleanup.runAll();
     const busyShareAtEnd = await machineBusyShare();
     // With every server stopped: a start-up ratio is measured on a machine doing nothing else of ours.

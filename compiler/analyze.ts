@@ -6,7 +6,7 @@ import { visit, type ColumnRef, type CompareNode, type Expr, type Position, type
 import { RestError } from '../errors/rest-error.js';
 import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from './scope.js';
 import { staticTypeOfColumn, usableText, type ClaimTarget, type StaticType } from './semantics.js';
-import type { ColumnType, ColumnTypes } from './types.js';
+import type { ColumnTypes } from './types.js';
 
 
 export interface PolicyProblem {

@@ -189,9 +189,10 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
 
   const enqueue = <T>(fn: (lane: Lane) => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      queue.push((lane) =>
-        (lane === undefined ? connectThenStart(fn) : start(lane, fn)).then(resolve, reject),
-      );
+      queue.push((lane) => {
+        // Settled either way into this promise: nothing is left unhandled.
+        void (lane === undefined ? connectThenStart(fn) : start(lane, fn)).then(resolve, reject);
+      });
     });
 
   return {

@@ -49,7 +49,7 @@ describeEachServer('login counters across processes', (kind) => {
     expect(register.status).toBe(201);
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(processes.map((p) => (p.child.exitCode === null ? p.stop('SIGKILL') : undefined)));
+    await Promise.all(processes.filter((p) => p.child.exitCode === null).map((p) => p.stop('SIGKILL')));
     await db?.drop();
   });
 

@@ -65,9 +65,8 @@ serverDescribe()(
       admin = await token({ user_id: 1000, is_admin: true });
     }, 60_000);
     afterAll(async () => {
-      await Promise.all(
-        [a, b].map((p) => (p !== undefined && p.child.exitCode === null ? p.stop('SIGKILL') : undefined)),
-      );
+      const running = [a, b].filter((p) => p !== undefined && p.child.exitCode === null);
+      await Promise.all(running.map((p) => p?.stop('SIGKILL')));
       await db?.drop();
       await db?.dropRoles([loginRole]);
     });

@@ -72,7 +72,7 @@ describeEachServer('sessions across processes', (kind) => {
     }
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(processes.map((p) => (p.child.exitCode === null ? p.stop('SIGKILL') : undefined)));
+    await Promise.all(processes.filter((p) => p.child.exitCode === null).map((p) => p.stop('SIGKILL')));
     await db?.drop();
   });
 
