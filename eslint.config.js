@@ -25,7 +25,8 @@ const CLI_ROOMS = [['main.ts'], ['commands'], ['handlers'], ['context.ts', 'outp
 
 const LAYER_MESSAGE =
   'Data flows one way: errors ← grammar ← compiler ← runtime ← cli (docs/architecture.md); never import a layer above.';
-const ROOM_MESSAGE = 'This room sits below the one it imports (RUNTIME_ROOMS / CLI_ROOMS in eslint.config.js).';
+const ROOM_MESSAGE =
+  'This room sits below the one it imports (RUNTIME_ROOMS / CLI_ROOMS in eslint.config.js).';
 
 /** The rooms listed before `room` (and its siblings), as paths relative to a file `depth` folders inside the parent. */
 function roomsAbove(floors, room, depth) {
@@ -52,7 +53,9 @@ function roomRules(parent, floors, options = {}, more = {}) {
         ...(more[room] ?? []),
       ];
       if (patterns.length === 0) return [];
-      const files = room.endsWith('.ts') ? [`${parent}/${room}`] : [`${parent}/${room}/${'*/'.repeat(depth - 1)}*.ts`];
+      const files = room.endsWith('.ts')
+        ? [`${parent}/${room}`]
+        : [`${parent}/${room}/${'*/'.repeat(depth - 1)}*.ts`];
       return [{ files, rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] } }];
     });
   });
@@ -85,21 +88,50 @@ const layerRules = LAYERS.map((layer, i) => ({
 
 const COMMANDS_STAY_LIGHT = [
   {
-    group: ['**/runtime/**', '**/grammar/**', '**/compiler/**', '!**/compiler/types.js', '**/config/load-config.js', '**/config/config-file.js', '**/output/**'],
+    group: [
+      '**/runtime/**',
+      '**/grammar/**',
+      '**/compiler/**',
+      '!**/compiler/types.js',
+      '**/config/load-config.js',
+      '**/config/config-file.js',
+      '**/output/**',
+    ],
     allowTypeImports: true,
     message: 'Command definitions stay light: import the implementation in the handler with import().',
   },
   {
-    group: ['chevrotain', 'pg', 'mysql2*', 'better-sqlite3', 'express', 'pino', 'bcrypt', 'yaml', 'jose', 'postgres-migrations'],
+    group: [
+      'chevrotain',
+      'pg',
+      'mysql2*',
+      'better-sqlite3',
+      'express',
+      'pino',
+      'bcrypt',
+      'yaml',
+      'jose',
+      'postgres-migrations',
+    ],
     allowTypeImports: true,
     message: 'Command definitions stay light: a package is loaded by the handler that uses it.',
   },
 ];
 
-const RUNTIME_DB = "runtime/db/<kind>/ is one database's driver: it imports the shared runtime/db/ files, never another database's.";
+const RUNTIME_DB =
+  "runtime/db/<kind>/ is one database's driver: it imports the shared runtime/db/ files, never another database's.";
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', 'coverage/**', '**/*.config.js', '**/*.config.ts'] },
+  {
+    ignores: [
+      'dist/**',
+      'dist-bench/**',
+      'node_modules/**',
+      'coverage/**',
+      '**/*.config.js',
+      '**/*.config.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -111,7 +143,10 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
-      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Named exports only.' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Named exports only.' },
+      ],
     },
   },
   {
@@ -130,7 +165,10 @@ export default tseslint.config(
     // The vocabulary every room uses imports no room.
     files: ['runtime/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['./*/**'], message: ROOM_MESSAGE }] }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['./*/**'], message: ROOM_MESSAGE }] },
+      ],
     },
   },
   {
@@ -141,7 +179,10 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['../postgres/**', '../mysql/**', '../sqlite/**'], message: RUNTIME_DB },
-            { group: [...LAYERS.slice(0, 2).map((above) => `**/${above}/**`), '**/bench/**', '**/test/**'], message: LAYER_MESSAGE },
+            {
+              group: [...LAYERS.slice(0, 2).map((above) => `**/${above}/**`), '**/bench/**', '**/test/**'],
+              message: LAYER_MESSAGE,
+            },
           ],
         },
       ],

@@ -109,7 +109,11 @@ function p99Target(results: PeerResults, variant: string): TargetCheck {
   if (own.length === 0 || reference.length === 0) return { target: name, measured: 'not run', met: false };
   const mine = summarize(own).p99Ms;
   const theirs = summarize(reference).p99Ms;
-  return { target: name, measured: `${mine.toFixed(1)} ms against ${theirs.toFixed(1)} ms`, met: mine <= theirs };
+  return {
+    target: name,
+    measured: `${mine.toFixed(1)} ms against ${theirs.toFixed(1)} ms`,
+    met: mine <= theirs,
+  };
 }
 
 function rssTarget(results: readonly PeerResults[], variant: string): TargetCheck {
@@ -147,7 +151,12 @@ export function peerTargets(read: PeerScenario, write: PeerScenario | undefined)
       ? rest.map((v) => ({ target: `writes, ${labelOf(v)}`, measured: 'not run', met: false }))
       : rest.map((v) => rpsTarget(write.results, v, PEER_RPS_TARGETS.write[v]))),
     ...scenarios.flatMap((s) => rest.map((v) => tripsTarget(s.results.scenario, s.trips, v))),
-    ...rest.map((v) => rssTarget(scenarios.map((s) => s.results), v)),
+    ...rest.map((v) =>
+      rssTarget(
+        scenarios.map((s) => s.results),
+        v,
+      ),
+    ),
   ];
 }
 
@@ -168,7 +177,8 @@ function scenarioTable(s: PeerScenario): string {
     const runs = s.results.runs.filter((r) => r.variant === variant);
     if (runs.length === 0) continue;
     const sum = summarize(runs.map(roundSample));
-    const ratio = variant === PEER_REFERENCE ? null : ratiosByRound(runs.map(roundSample), reference, (r) => r.rps);
+    const ratio =
+      variant === PEER_REFERENCE ? null : ratiosByRound(runs.map(roundSample), reference, (r) => r.rps);
     const t = s.trips.get(variant);
     rows.push(
       `| ${labelOf(variant)} | ${f0(sum.rps.median)} (${f0(sum.rps.min)}–${f0(sum.rps.max)}) | ${ratio === null ? '1.00' : times(ratio)} | ${sum.p50Ms.toFixed(2)} | ${sum.p99Ms.toFixed(1)} | ${f0(sum.cpuUsPerRequest)} | ${f0(sum.dbCpuUsPerRequest)} | ${t === undefined ? '–' : `${t.roundTrips.toFixed(2)} (${t.messages.toFixed(1)})`} | ${f0(Math.max(...runs.map((r) => r.peakRssMB)))} | ${pct(runs.map((r) => r.othersDuringPct))} |`,
@@ -178,7 +188,11 @@ function scenarioTable(s: PeerScenario): string {
 }
 
 /** The markdown `npm run bench:peers` prints: targets, then each scenario's table. */
-export function renderPeerReport(read: PeerScenario, write: PeerScenario | undefined, heading: string): string {
+export function renderPeerReport(
+  read: PeerScenario,
+  write: PeerScenario | undefined,
+  heading: string,
+): string {
   const targets = peerTargets(read, write);
   const rounds = Math.max(...read.results.runs.map((r) => r.round));
   return [

@@ -9,7 +9,13 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { PEER_VARIANTS, parseTrace, renderPeerReport, type PeerResults, type PeerScenario } from './peer-report.js';
+import {
+  PEER_VARIANTS,
+  parseTrace,
+  renderPeerReport,
+  type PeerResults,
+  type PeerScenario,
+} from './peer-report.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -37,9 +43,14 @@ function runHarness(): Promise<void> {
   };
   return new Promise((done, fail) => {
     // The harness's own progress goes to stderr; stdout stays the report.
-    const child = spawn('bash', [join(o.harness, 'run.sh')], { env, stdio: ['ignore', process.stderr, 'inherit'] });
+    const child = spawn('bash', [join(o.harness, 'run.sh')], {
+      env,
+      stdio: ['ignore', process.stderr, 'inherit'],
+    });
     child.on('error', fail);
-    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`the peer harness exited with ${code}`))));
+    child.on('exit', (code) =>
+      code === 0 ? done() : fail(new Error(`the peer harness exited with ${code}`)),
+    );
   });
 }
 
@@ -53,7 +64,10 @@ function latest(scenario: string): PeerResults {
 }
 
 function scenario(name: 'read' | 'write'): PeerScenario {
-  return { results: latest(name), trips: parseTrace(readFileSync(join(peersDir, 'logs', `trace-${name}.txt`), 'utf8')) };
+  return {
+    results: latest(name),
+    trips: parseTrace(readFileSync(join(peersDir, 'logs', `trace-${name}.txt`), 'utf8')),
+  };
 }
 
 if (!o['report-only']) await runHarness();

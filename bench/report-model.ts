@@ -197,7 +197,8 @@ export function median(values: readonly number[]): number {
 }
 
 /** A ratio's median with its min–max over rounds, as every report writes it: `1.23× (1.10–1.30)`. */
-export const timesText = (s: Spread): string => `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
+export const timesText = (s: Spread): string =>
+  `${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
 
 export function spread(values: readonly number[]): Spread {
   return { median: median(values), min: Math.min(...values), max: Math.max(...values) };

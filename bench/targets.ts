@@ -31,7 +31,6 @@ export const SESSION_READ_MIN_RATIO = 0.95;
 /** "No extra round trip": the session read's round trips per request may exceed the external read's by this much. */
 export const SESSION_EXTRA_TRIPS_LIMIT = 0.05;
 
-
 function rowOf(rows: readonly ScenarioRow[], id: ContenderId): ScenarioRow | undefined {
   return rows.find((r) => r.contender === id);
 }

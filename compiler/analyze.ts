@@ -2,12 +2,18 @@
 // subqueries, other tables'), whether it depends on the row, its types (compiler/semantics.ts) and
 // the obvious mistakes, reported as data with positions.
 
-import { visit, type ColumnRef, type CompareNode, type Expr, type Position, type SubqueryNode } from '../grammar/ast.js';
+import {
+  visit,
+  type ColumnRef,
+  type CompareNode,
+  type Expr,
+  type Position,
+  type SubqueryNode,
+} from '../grammar/ast.js';
 import { RestError } from '../errors/rest-error.js';
 import { enterScope, outerScope, resolveColumn, type RelationContext, type Scope } from './scope.js';
 import { staticTypeOfColumn, usableText, type ClaimTarget, type StaticType } from './semantics.js';
 import type { ColumnTypes } from './types.js';
-
 
 export interface PolicyProblem {
   readonly message: string;
@@ -34,7 +40,8 @@ export interface Analysis {
 }
 
 /** The operands of a top-level AND, nested ANDs flattened; any other expression is its own. */
-export const conjuncts = (e: Expr): readonly Expr[] => (e.kind === 'and' ? e.operands.flatMap(conjuncts) : [e]);
+export const conjuncts = (e: Expr): readonly Expr[] =>
+  e.kind === 'and' ? e.operands.flatMap(conjuncts) : [e];
 
 /** Whether `e` reads a column or another table (a subquery) anywhere. */
 export function readsRow(e: Expr): boolean {
@@ -93,7 +100,8 @@ export function isCorrelated(n: SubqueryNode, scope: Scope): boolean {
 
 /** The tables in scope; a map of column types is the policy's own table alone. */
 export type ScopeLike = Scope | ColumnTypes | undefined;
-const asScope = (s: ScopeLike): Scope => (Array.isArray(s) ? (s as Scope) : outerScope(s as ColumnTypes | undefined));
+const asScope = (s: ScopeLike): Scope =>
+  Array.isArray(s) ? (s as Scope) : outerScope(s as ColumnTypes | undefined);
 
 function typeOfColumn(ref: ColumnRef, scope: Scope): StaticType {
   const t = resolveColumn(scope, ref)?.type;
@@ -117,7 +125,8 @@ export function typeOf(e: Expr, columns: ScopeLike): StaticType {
     qualified_column: (n) => typeOfColumn(n, scope),
     auth: (n) => (n.attr === 'id' ? 'number' : n.attr === 'username' ? 'text' : 'boolean'),
     claim: () => 'claim',
-    literal: (n) => (n.type === 'integer' || n.type === 'decimal' ? 'number' : n.type === 'string' ? 'text' : n.type),
+    literal: (n) =>
+      n.type === 'integer' || n.type === 'decimal' ? 'number' : n.type === 'string' ? 'text' : n.type,
   });
 }
 
@@ -142,7 +151,8 @@ export function compareClaimTargets(
 const CONDITION_TYPES: ReadonlySet<StaticType> = new Set(['boolean', 'null', 'claim', 'unknown']);
 const ANY_TYPES: ReadonlySet<StaticType> = new Set(['null', 'claim', 'unknown']);
 
-const describeType = (t: StaticType): string => (t === 'other' ? 'a value of another type' : t === 'null' ? 'null' : `a ${t}`);
+const describeType = (t: StaticType): string =>
+  t === 'other' ? 'a value of another type' : t === 'null' ? 'null' : `a ${t}`;
 
 /**
  * Analyses `expr` as a policy on a table with `columns`. With `context`, subqueries are checked
@@ -171,12 +181,17 @@ export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationCont
     }
   };
   const sameColumn = (a: Expr, b: Expr, scope: Scope): string | undefined => {
-    if ((a.kind !== 'column' && a.kind !== 'qualified_column') || (b.kind !== 'column' && b.kind !== 'qualified_column')) {
+    if (
+      (a.kind !== 'column' && a.kind !== 'qualified_column') ||
+      (b.kind !== 'column' && b.kind !== 'qualified_column')
+    ) {
       return undefined;
     }
     const x = resolveColumn(scope, a);
     const y = resolveColumn(scope, b);
-    return x !== undefined && y !== undefined && x.level === y.level && x.name === y.name ? x.name : undefined;
+    return x !== undefined && y !== undefined && x.level === y.level && x.name === y.name
+      ? x.name
+      : undefined;
   };
   const column = (ref: ColumnRef, scope: Scope): void => {
     const at = resolveColumn(scope, ref);
@@ -199,7 +214,8 @@ export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationCont
   };
   const subquery = (table: string, tablePos: Position, scope: Scope): Scope => {
     if (!relations.has(table)) relations.set(table, []);
-    if (context.schema !== undefined && !context.schema.has(table)) problem(`table '${table}' does not exist`, tablePos);
+    if (context.schema !== undefined && !context.schema.has(table))
+      problem(`table '${table}' does not exist`, tablePos);
     return enterScope(scope, table, context);
   };
   const walk = (e: Expr, scope: Scope): void =>
@@ -223,7 +239,10 @@ export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationCont
         const first = typed[0];
         for (const v of typed) {
           if (first !== undefined && typeOf(v, scope) !== typeOf(first, scope)) {
-            problem(`the values of 'in' must be of one type: ${describeType(typeOf(first, scope))} and ${describeType(typeOf(v, scope))}`, v.pos);
+            problem(
+              `the values of 'in' must be of one type: ${describeType(typeOf(first, scope))} and ${describeType(typeOf(v, scope))}`,
+              v.pos,
+            );
           }
         }
         walk(n.operand, scope);
@@ -247,7 +266,10 @@ export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationCont
       literal: (n) => {
         // Beyond 2^53 a JavaScript number is not the integer written, and beyond 2^63 no database can bind it.
         if (n.type === 'integer' && !Number.isSafeInteger(n.value)) {
-          problem(`integer ${String(n.value)} is out of range (at most ${Number.MAX_SAFE_INTEGER} in size)`, n.pos);
+          problem(
+            `integer ${String(n.value)} is out of range (at most ${Number.MAX_SAFE_INTEGER} in size)`,
+            n.pos,
+          );
         }
         if (n.type === 'string' && usableText(n.value) === null) {
           problem('string holds a character no database can store (NUL or a lone surrogate)', n.pos);
@@ -259,7 +281,9 @@ export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationCont
   return Object.freeze({
     columns: Object.freeze([...named]),
     relations: new Map([...relations].map(([t, cs]) => [t, Object.freeze(cs)] as const)),
-    missingColumns: Object.freeze(outerColumns === undefined ? [] : named.filter((c) => !outerColumns.has(c))),
+    missingColumns: Object.freeze(
+      outerColumns === undefined ? [] : named.filter((c) => !outerColumns.has(c)),
+    ),
     authOnly: named.length === 0 && relations.size === 0,
     authParts: Object.freeze(conjuncts(expr).filter((e) => !readsRow(e))),
     rowParts: Object.freeze(conjuncts(expr).filter(readsRow)),

@@ -36,7 +36,11 @@ const outcomeOf = (v: boolean | null): Outcomes => (v === null ? UNKNOWN : v ? T
 const TRUTHS: readonly (boolean | null)[] = [true, false, null];
 
 /** Applies a Kleene operator to every pair of possible operands. */
-function combine(a: Outcomes, b: Outcomes, op: (x: boolean | null, y: boolean | null) => boolean | null): Outcomes {
+function combine(
+  a: Outcomes,
+  b: Outcomes,
+  op: (x: boolean | null, y: boolean | null) => boolean | null,
+): Outcomes {
   let out = 0;
   for (const x of TRUTHS) {
     if ((a & outcomeOf(x)) === 0) continue;
@@ -48,7 +52,8 @@ const kleeneAnd = (x: boolean | null, y: boolean | null): boolean | null =>
   x === false || y === false ? false : x === null || y === null ? null : true;
 const kleeneOr = (x: boolean | null, y: boolean | null): boolean | null =>
   x === true || y === true ? true : x === null || y === null ? null : false;
-const negate = (a: Outcomes): Outcomes => ((a & TRUE) !== 0 ? FALSE : 0) | ((a & FALSE) !== 0 ? TRUE : 0) | (a & UNKNOWN);
+const negate = (a: Outcomes): Outcomes =>
+  ((a & TRUE) !== 0 ? FALSE : 0) | ((a & FALSE) !== 0 ? TRUE : 0) | (a & UNKNOWN);
 
 /** The single value of a set, or ROW_DEPENDENT when the row decides. */
 function valueOfOutcomes(o: Outcomes): Partial {
@@ -97,7 +102,11 @@ export interface EvalRelations extends RelationContext {
 const EVERY_ROW = (): typeof ROW_DEPENDENT => ROW_DEPENDENT;
 
 /** Compiles `expr` (a condition) once; the closure is what requests run. */
-export function compileCondition(expr: Expr, columns?: ColumnTypes, relations: EvalRelations = {}): CompiledCondition {
+export function compileCondition(
+  expr: Expr,
+  columns?: ColumnTypes,
+  relations: EvalRelations = {},
+): CompiledCondition {
   /** The policy's own row is the context's; an inner table's rows are not known here. */
   const columnValue = (ref: ColumnRef, scope: Scope): CompiledValue => {
     const at = resolveColumn(scope, ref);
@@ -110,7 +119,8 @@ export function compileCondition(expr: Expr, columns?: ColumnTypes, relations: E
   const mayMatch = (table: string, where: Expr, scope: Scope): ((ctx: EvalContext) => boolean) => {
     const inner = enterScope(scope, table, relations);
     const filter = condition(where, inner);
-    const policy = relations.innerCondition === undefined ? undefined : (relations.innerCondition(table) ?? (() => FALSE));
+    const policy =
+      relations.innerCondition === undefined ? undefined : (relations.innerCondition(table) ?? (() => FALSE));
     return (ctx) => {
       const own = policy === undefined ? ANY : policy({ user: ctx.user, column: EVERY_ROW });
       return (combine(filter(ctx), own, kleeneAnd) & TRUE) !== 0;
@@ -158,22 +168,28 @@ export function compileCondition(expr: Expr, columns?: ColumnTypes, relations: E
   };
 
   /** A value used where a truth value is expected (a boolean column, a claim, a literal). */
-  const truthOf = (v: CompiledValue): CompiledCondition => (ctx) => {
-    const x = v(ctx);
-    if (x === ROW_DEPENDENT) return ANY;
-    return outcomeOf(typeof x === 'boolean' || x === null ? x : (normaliseColumnValue(x, 'boolean') as boolean | null));
-  };
+  const truthOf =
+    (v: CompiledValue): CompiledCondition =>
+    (ctx) => {
+      const x = v(ctx);
+      if (x === ROW_DEPENDENT) return ANY;
+      return outcomeOf(
+        typeof x === 'boolean' || x === null ? x : (normaliseColumnValue(x, 'boolean') as boolean | null),
+      );
+    };
 
   const condition = (e: Expr, scope: Scope): CompiledCondition =>
     visit<CompiledCondition>(e, {
       anyone: () => () => TRUE,
       or: (n) => {
         const parts = n.operands.map((o) => condition(o, scope));
-        return (ctx) => parts.reduce((acc, p) => (acc === TRUE ? acc : combine(acc, p(ctx), kleeneOr)), FALSE);
+        return (ctx) =>
+          parts.reduce((acc, p) => (acc === TRUE ? acc : combine(acc, p(ctx), kleeneOr)), FALSE);
       },
       and: (n) => {
         const parts = n.operands.map((o) => condition(o, scope));
-        return (ctx) => parts.reduce((acc, p) => (acc === FALSE ? acc : combine(acc, p(ctx), kleeneAnd)), TRUE);
+        return (ctx) =>
+          parts.reduce((acc, p) => (acc === FALSE ? acc : combine(acc, p(ctx), kleeneAnd)), TRUE);
       },
       not: (n) => {
         const inner = condition(n.operand, scope);
@@ -206,7 +222,11 @@ export function compileCondition(expr: Expr, columns?: ColumnTypes, relations: E
       },
       in: (n) => {
         const firstTyped = n.values.find((l) => l.type !== 'null');
-        const v = value(n.operand, claimTargetFor(firstTyped === undefined ? 'null' : typeOf(firstTyped, scope)), scope);
+        const v = value(
+          n.operand,
+          claimTargetFor(firstTyped === undefined ? 'null' : typeOf(firstTyped, scope)),
+          scope,
+        );
         const literals = n.values.map((l) => l.value);
         const hasNull = literals.includes(null);
         const negated = n.negated;

@@ -6,7 +6,15 @@ export { PolicySyntaxError, formatPolicyError } from '../grammar/policy-syntax-e
 export type { Expr } from '../grammar/ast.js';
 
 export { ACTIONS, ANONYMOUS, POLICY_ACTIONS, isPolicyAction } from './types.js';
-export type { Action, AuthUser, ColumnType, ColumnTypes, DialectName, PolicyAction, PolicyRow } from './types.js';
+export type {
+  Action,
+  AuthUser,
+  ColumnType,
+  ColumnTypes,
+  DialectName,
+  PolicyAction,
+  PolicyRow,
+} from './types.js';
 
 export { resolvePolicies } from './resolve.js';
 export type { CandidateTrace, Resolution, ResolutionLevel } from './resolve.js';
@@ -37,5 +45,10 @@ export type { CompiledPolicy, Decision, ParsedPolicy, PolicyIssue, PolicySet } f
 
 export { compileRls, nativePredicateSql, rlsPolicyName, rlsPolicyNames } from './rls/compile-rls.js';
 export type { RlsCommand, RlsInput } from './rls/compile-rls.js';
-export { SESSION_BINDING, SESSION_SETTINGS, TABLE_SETTING, sessionSettingValues } from './rls/session-settings.js';
+export {
+  SESSION_BINDING,
+  SESSION_SETTINGS,
+  TABLE_SETTING,
+  sessionSettingValues,
+} from './rls/session-settings.js';
 export type { SessionSetting } from './rls/session-settings.js';

@@ -168,7 +168,12 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
     if (p === undefined) continue;
     if (!p.ok) {
       const { offset, line, column } = p.error;
-      issues.push({ policyId: row.id, kind: 'syntax', message: p.error.message, pos: { offset, line, column } });
+      issues.push({
+        policyId: row.id,
+        kind: 'syntax',
+        message: p.error.message,
+        pos: { offset, line, column },
+      });
       continue;
     }
     const analysis = analyze(p.expr, columns, relation);
@@ -196,7 +201,8 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
       usable.push(p.expr);
     }
   }
-  const expr: Expr = usable.length === 0 ? ast.boolean(false) : usable.length === 1 ? (usable[0] as Expr) : ast.or(usable);
+  const expr: Expr =
+    usable.length === 0 ? ast.boolean(false) : usable.length === 1 ? (usable[0] as Expr) : ast.or(usable);
   const analysis = analyze(expr, columns, relation);
   const missingColumns = Object.freeze([...missing]);
   const inlined = new Map<string, CompiledPolicy>();
@@ -213,13 +219,16 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
       ...relation,
       innerCondition: (t) => {
         const policy = inlined.get(t) ?? ctx.readPolicy(t);
-        return policy === undefined || policy.missingColumns.length > 0 ? undefined : conditions.get(policy)?.();
+        return policy === undefined || policy.missingColumns.length > 0
+          ? undefined
+          : conditions.get(policy)?.();
       },
     }));
   const compilePart = (part: Expr): SqlFragment =>
     compileToSql(part, ctx.dialect, { columns, ...relation, inline: innerExpr });
   let filterMemo: Decision | undefined;
-  const filter = (): Decision => (filterMemo ??= Object.freeze({ kind: 'filter', predicate: compilePart(expr) }));
+  const filter = (): Decision =>
+    (filterMemo ??= Object.freeze({ kind: 'filter', predicate: compilePart(expr) }));
   const usableAtAll = missingColumns.length === 0;
   const readsTables = analysis.relations.size > 0;
 
@@ -308,7 +317,11 @@ export function compilePolicySet(rows: readonly PolicyRow[], dialect: Dialect): 
     return report;
   };
   const cycleKey = (schema: SchemaTypes | undefined): string =>
-    schema === undefined ? '' : cycles(schema).cycles.map((c) => c.path).join('\n');
+    schema === undefined
+      ? ''
+      : cycles(schema)
+          .cycles.map((c) => c.path)
+          .join('\n');
 
   const fresh = (hit: MemoEntry, columns: ColumnTypes, schema: SchemaTypes | undefined): boolean => {
     if (!sameColumns(hit.columns, columns)) return false;
@@ -318,7 +331,12 @@ export function compilePolicySet(rows: readonly PolicyRow[], dialect: Dialect): 
     return hit.cycles === undefined || hit.cycles === cycleKey(schema);
   };
 
-  const policyFor = (table: string, action: Action, columns: ColumnTypes, schema?: SchemaTypes): CompiledPolicy => {
+  const policyFor = (
+    table: string,
+    action: Action,
+    columns: ColumnTypes,
+    schema?: SchemaTypes,
+  ): CompiledPolicy => {
     const key = `${table}\u0000${action}`;
     const hit = cache.get(key);
     if (hit !== undefined && fresh(hit, columns, schema)) return hit.policy;
@@ -341,7 +359,13 @@ export function compilePolicySet(rows: readonly PolicyRow[], dialect: Dialect): 
     }
     const reached = new Map([...reachedTables(policy)].map((t) => [t, schema?.get(t)] as const));
     const anyRelational = resolution.rows.some((r) => relational.has(r));
-    cache.set(key, { columns, schema, reached, cycles: anyRelational ? cycleKey(schema) : undefined, policy });
+    cache.set(key, {
+      columns,
+      schema,
+      reached,
+      cycles: anyRelational ? cycleKey(schema) : undefined,
+      policy,
+    });
     return policy;
   };
 

@@ -73,8 +73,10 @@ export function resolvePolicies(rows: readonly PolicyRow[], table: string, actio
   );
 
   const candidates = [...forTable, ...forAll].map((row): CandidateTrace => {
-    if (chosen.includes(row)) return { row, chosen: true, reason: `chosen (level ${level}, action ${row.action})` };
-    if (!applies(row, action)) return { row, chosen: false, reason: `action '${row.action}' does not cover '${action}'` };
+    if (chosen.includes(row))
+      return { row, chosen: true, reason: `chosen (level ${level}, action ${row.action})` };
+    if (!applies(row, action))
+      return { row, chosen: false, reason: `action '${row.action}' does not cover '${action}'` };
     if (row.table_name !== (level === 'table' ? table : 'all')) {
       return { row, chosen: false, reason: `table_name '${row.table_name}' is not the deciding level` };
     }

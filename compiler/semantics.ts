@@ -87,14 +87,17 @@ export function normaliseColumnValue(value: unknown, type: ColumnType | undefine
     case 'text':
       return typeof value === 'string' ? value : String(value);
     default:
-      return typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean' ? value : String(value);
+      return typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean'
+        ? value
+        : String(value);
   }
 }
 
 // UTF-16 code units order astral characters (surrogates D800–DFFF) before E000–FFFF; moving the
 // surrogates above FFFF gives code point order, which is byte order in UTF-8 (PostgreSQL's "C",
 // MySQL's binary strings, SQLite's BINARY). Inputs are well-formed (usableText).
-const codePointRank = (unit: number): number => (unit < 0xd800 ? unit : unit >= 0xe000 ? unit - 0x800 : unit + 0x2000);
+const codePointRank = (unit: number): number =>
+  unit < 0xd800 ? unit : unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
 
 /** Orders strings by code point (JS `<` orders UTF-16 code units, which differs for astral characters). */
 export function compareCodePoints(a: string, b: string): number {

@@ -5,7 +5,8 @@ export type Action = (typeof ACTIONS)[number];
 export const POLICY_ACTIONS = [...ACTIONS, 'all'] as const;
 export type PolicyAction = (typeof POLICY_ACTIONS)[number];
 
-export const isPolicyAction = (s: string): s is PolicyAction => (POLICY_ACTIONS as readonly string[]).includes(s);
+export const isPolicyAction = (s: string): s is PolicyAction =>
+  (POLICY_ACTIONS as readonly string[]).includes(s);
 
 /** A row of `auth_policies` (docs/authentication.md). */
 export interface PolicyRow {

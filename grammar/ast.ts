@@ -110,7 +110,12 @@ export interface ClaimNode {
   readonly pos: Position;
 }
 export type LiteralNode =
-  | { readonly kind: 'literal'; readonly type: 'integer' | 'decimal'; readonly value: number; readonly pos: Position }
+  | {
+      readonly kind: 'literal';
+      readonly type: 'integer' | 'decimal';
+      readonly value: number;
+      readonly pos: Position;
+    }
   | { readonly kind: 'literal'; readonly type: 'string'; readonly value: string; readonly pos: Position }
   | { readonly kind: 'literal'; readonly type: 'boolean'; readonly value: boolean; readonly pos: Position }
   | { readonly kind: 'literal'; readonly type: 'null'; readonly value: null; readonly pos: Position };
@@ -156,8 +161,12 @@ export const ast = {
     node({ kind: 'compare', op, left, right, pos }),
   isNull: (operand: Expr, negated: boolean, pos: Position = NO_POSITION): IsNullNode =>
     node({ kind: 'is_null', operand, negated, pos }),
-  in: (operand: Expr, values: readonly LiteralNode[], negated: boolean, pos: Position = NO_POSITION): InNode =>
-    node({ kind: 'in', operand, values: Object.freeze([...values]), negated, pos }),
+  in: (
+    operand: Expr,
+    values: readonly LiteralNode[],
+    negated: boolean,
+    pos: Position = NO_POSITION,
+  ): InNode => node({ kind: 'in', operand, values: Object.freeze([...values]), negated, pos }),
   column: (name: string, pos: Position = NO_POSITION): ColumnNode => node({ kind: 'column', name, pos }),
   qualifiedColumn: (table: string, name: string, pos: Position = NO_POSITION): QualifiedColumnNode =>
     node({ kind: 'qualified_column', table, name, pos }),
@@ -172,7 +181,15 @@ export const ast = {
     pos: Position = NO_POSITION,
     tablePos: Position = pos,
   ): InSelectNode =>
-    node({ kind: 'in_select', operand, column, from: Object.freeze({ name: table, pos: tablePos }), where, negated, pos }),
+    node({
+      kind: 'in_select',
+      operand,
+      column,
+      from: Object.freeze({ name: table, pos: tablePos }),
+      where,
+      negated,
+      pos,
+    }),
   auth: (attr: AuthAttribute, pos: Position = NO_POSITION): AuthNode => node({ kind: 'auth', attr, pos }),
   claim: (name: string, pos: Position = NO_POSITION): ClaimNode => node({ kind: 'claim', name, pos }),
   integer: (value: number, pos: Position = NO_POSITION): LiteralNode =>
@@ -183,7 +200,8 @@ export const ast = {
     node({ kind: 'literal', type: 'string', value, pos }),
   boolean: (value: boolean, pos: Position = NO_POSITION): LiteralNode =>
     node({ kind: 'literal', type: 'boolean', value, pos }),
-  null: (pos: Position = NO_POSITION): LiteralNode => node({ kind: 'literal', type: 'null', value: null, pos }),
+  null: (pos: Position = NO_POSITION): LiteralNode =>
+    node({ kind: 'literal', type: 'null', value: null, pos }),
 } as const;
 
 /** The direct subexpressions of a node, in source order (a subquery's column and where included). */

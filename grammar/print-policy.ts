@@ -110,7 +110,8 @@ export function printPolicy(e: Expr): string {
     in_select: (n) =>
       `${operand(n.operand, 5)} ${n.negated ? 'not ' : ''}in (select ${printColumn(n.column)} from ${printIdentifier(n.from.name)}${whereClause(n.where)})`,
     // `exists` needs a where clause: a condition that is always TRUE stands in for none.
-    exists: (n) => `exists (select from ${printIdentifier(n.from.name)} where ${n.where.kind === 'anyone' ? 'true' : printPolicy(n.where)})`,
+    exists: (n) =>
+      `exists (select from ${printIdentifier(n.from.name)} where ${n.where.kind === 'anyone' ? 'true' : printPolicy(n.where)})`,
     column: printColumn,
     qualified_column: printColumn,
     auth: (n) => `auth_user.${n.attr}`,

@@ -7,13 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LoadSpec } from '../driver-protocol.js';
 import { runTogether } from '../load.js';
-import {
-  FULL_PROFILE,
-  isFullProtocol,
-  parseBenchOptions,
-  SMOKE_REQUESTS,
-  windowText,
-} from '../options.js';
+import { FULL_PROFILE, isFullProtocol, parseBenchOptions, SMOKE_REQUESTS, windowText } from '../options.js';
 import type { BenchReport } from '../report-model.js';
 import { windowsText } from '../report-markdown.js';
 

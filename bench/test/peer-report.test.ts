@@ -69,23 +69,36 @@ describe('peerTargets', () => {
   const find = (text: string) => targets.find((t) => t.target.includes(text));
 
   it('takes req/s ratios round by round against Platformatic, median with min–max', () => {
-    expect(find('reads, rest native RLS ≥ 1.2×')).toEqual(expect.objectContaining({ measured: '1.20× (1.10–1.30)', met: true }));
-    expect(find('reads, rest portable ≥ 1.3×')).toEqual(expect.objectContaining({ measured: '1.25× (1.25–1.25)', met: false }));
+    expect(find('reads, rest native RLS ≥ 1.2×')).toEqual(
+      expect.objectContaining({ measured: '1.20× (1.10–1.30)', met: true }),
+    );
+    expect(find('reads, rest portable ≥ 1.3×')).toEqual(
+      expect.objectContaining({ measured: '1.25× (1.25–1.25)', met: false }),
+    );
   });
 
   it("compares median p99 with Platformatic's", () => {
-    expect(find('rest native RLS: p99')).toEqual(expect.objectContaining({ measured: '25.0 ms against 22.0 ms', met: false }));
+    expect(find('rest native RLS: p99')).toEqual(
+      expect.objectContaining({ measured: '25.0 ms against 22.0 ms', met: false }),
+    );
     expect(find('rest portable: p99')?.met).toBe(true);
   });
 
   it('misses the write targets when writes were not run, and checks round trips and RSS of what ran', () => {
-    expect(targets.filter((t) => t.target.startsWith('writes')).every((t) => !t.met && t.measured === 'not run')).toBe(true);
+    expect(
+      targets.filter((t) => t.target.startsWith('writes')).every((t) => !t.met && t.measured === 'not run'),
+    ).toBe(true);
     expect(find('reads, rest native RLS: one round trip')).toEqual(expect.objectContaining({ met: true }));
-    expect(find('rest portable: peak RSS ≤ 160 MB')).toEqual(expect.objectContaining({ measured: '140 MB', met: true }));
+    expect(find('rest portable: peak RSS ≤ 160 MB')).toEqual(
+      expect.objectContaining({ measured: '140 MB', met: true }),
+    );
   });
 
   it('misses a target whose variant has no round beside Platformatic', () => {
-    const lone: PeerScenario = { results: { scenario: 'write', runs: [run(PEER_NATIVE, 1, 500)] }, trips: new Map() };
+    const lone: PeerScenario = {
+      results: { scenario: 'write', runs: [run(PEER_NATIVE, 1, 500)] },
+      trips: new Map(),
+    };
     const writeTargets = peerTargets(read, lone).filter((t) => t.target.startsWith('writes'));
     expect(writeTargets.find((t) => t.target.includes('native'))).toEqual(
       expect.objectContaining({ measured: 'no common rounds', met: false }),
@@ -99,7 +112,9 @@ describe('peerTargets', () => {
 describe('renderPeerReport', () => {
   it('prints each target with its result and a row per variant', () => {
     const text = renderPeerReport(read, undefined, 'Against the peers');
-    expect(text).toContain('| reads, rest native RLS ≥ 1.2× Platformatic DB\'s req/s | 1.20× (1.10–1.30) | met |');
+    expect(text).toContain(
+      "| reads, rest native RLS ≥ 1.2× Platformatic DB's req/s | 1.20× (1.10–1.30) | met |",
+    );
     expect(text).toContain('| rest portable | 1250 (1250–2500) | 1.25× (1.25–1.25) | 10.00 | 18.0 |');
     expect(text).toMatch(/\| Platformatic DB \| 1000 \(1000–2000\) \| 1\.00 \|/);
   });

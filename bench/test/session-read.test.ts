@@ -5,13 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { roundOrder } from '../lane-order.js';
 import { parseBenchOptions } from '../options.js';
-import type {
-  RoundSample,
-  RoundTrips,
-  ScenarioRow,
-  SessionReport,
-  TeamRow,
-} from '../report-model.js';
+import type { RoundSample, RoundTrips, ScenarioRow, SessionReport, TeamRow } from '../report-model.js';
 import { sessionSection } from '../report-markdown.js';
 import {
   jwtClaims,

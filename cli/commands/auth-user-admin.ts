@@ -3,12 +3,7 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import {
-  type CommandContext,
-  JSON_DONE_OPTION,
-  lazyHandler,
-  USERNAME_POSITIONAL,
-} from '../context.js';
+import { type CommandContext, JSON_DONE_OPTION, lazyHandler, USERNAME_POSITIONAL } from '../context.js';
 import type { AdminArgs } from '../handlers/auth-user-admin.js';
 
 export function authUserAdminCommand(ctx: CommandContext): CommandModule<GlobalArgs, AdminArgs> {

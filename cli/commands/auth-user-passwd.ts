@@ -4,12 +4,7 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import {
-  type CommandContext,
-  JSON_DONE_OPTION,
-  lazyHandler,
-  USERNAME_POSITIONAL,
-} from '../context.js';
+import { type CommandContext, JSON_DONE_OPTION, lazyHandler, USERNAME_POSITIONAL } from '../context.js';
 import type { PasswdArgs } from '../handlers/auth-user-passwd.js';
 
 export function authUserPasswdCommand(ctx: CommandContext): CommandModule<GlobalArgs, PasswdArgs> {

@@ -2,12 +2,7 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import {
-  type CommandContext,
-  JSON_DONE_OPTION,
-  lazyHandler,
-  USERNAME_POSITIONAL,
-} from '../context.js';
+import { type CommandContext, JSON_DONE_OPTION, lazyHandler, USERNAME_POSITIONAL } from '../context.js';
 import type { RemoveArgs } from '../handlers/auth-user-remove.js';
 
 export function authUserRemoveCommand(ctx: CommandContext): CommandModule<GlobalArgs, RemoveArgs> {

@@ -3,12 +3,7 @@
 
 import type { CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
-import {
-  type CommandContext,
-  JSON_DONE_OPTION,
-  lazyHandler,
-  USERNAME_POSITIONAL,
-} from '../context.js';
+import { type CommandContext, JSON_DONE_OPTION, lazyHandler, USERNAME_POSITIONAL } from '../context.js';
 import type { UnlockArgs } from '../handlers/auth-user-unlock.js';
 
 export function authUserUnlockCommand(ctx: CommandContext): CommandModule<GlobalArgs, UnlockArgs> {

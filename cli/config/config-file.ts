@@ -32,7 +32,12 @@ const SHAPE: Shape = {
   addr: 'string',
   workers: 'string|number',
   db: { url: 'string', rls: 'string|boolean', statement_timeout: 'string|number' },
-  auth: { enabled: 'string|boolean', secret: 'string', token_ttl: 'string|number', refresh_ttl: 'string|number' },
+  auth: {
+    enabled: 'string|boolean',
+    secret: 'string',
+    token_ttl: 'string|number',
+    refresh_ttl: 'string|number',
+  },
   http: { max_rows: 'string|number', trust_proxy: 'string|boolean' },
   cors: { enabled: 'boolean', origins: 'string[]' },
 };
@@ -41,8 +46,7 @@ const isPlainObject = (v: unknown): v is Readonly<Record<string, unknown>> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function check(value: unknown, shape: Shape, where: string, source: string): void {
-  if (!isPlainObject(value))
-    throw configError(`${source}: ${where || 'the document'} must be a mapping`);
+  if (!isPlainObject(value)) throw configError(`${source}: ${where || 'the document'} must be a mapping`);
   for (const [key, v] of Object.entries(value)) {
     const path = where === '' ? key : `${where}.${key}`;
     const expected = shape[key];

@@ -28,7 +28,8 @@ export const GLOBAL_OPTIONS = {
   },
   'auth.refresh_ttl': {
     type: 'string',
-    describe: "lifetime of a session's refresh token, e.g. 30d, 12h [env REST_AUTH_REFRESH_TTL] (default 30d)",
+    describe:
+      "lifetime of a session's refresh token, e.g. 30d, 12h [env REST_AUTH_REFRESH_TTL] (default 30d)",
   },
   'db.rls': {
     type: 'string',

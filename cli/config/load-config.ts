@@ -115,9 +115,7 @@ function authSettings(flags: GlobalArgs, env: Env, file: FileConfig, configPath:
     secret: secret ?? null,
     tokenTtlSeconds: ttl === undefined ? DEFAULT_TOKEN_TTL_SECONDS : parseDuration(ttl, 'auth.token_ttl'),
     refreshTtlSeconds:
-      refreshTtl === undefined
-        ? DEFAULT_REFRESH_TTL_SECONDS
-        : parseDuration(refreshTtl, 'auth.refresh_ttl'),
+      refreshTtl === undefined ? DEFAULT_REFRESH_TTL_SECONDS : parseDuration(refreshTtl, 'auth.refresh_ttl'),
   };
 }
 

@@ -34,10 +34,7 @@ export async function withDatabase<T>(config: Config, fn: (adapter: DbAdapter) =
 /** The auth commands need `auth setup` to have run; say so instead of failing on a missing table. */
 export function requireAuthTables(schema: SchemaSnapshot): void {
   if (!schema.tables.has(AUTH_USERS_TABLE) || !schema.tables.has(AUTH_POLICIES_TABLE)) {
-    throw new RestError(
-      'not_setup',
-      'auth is not set up on this database: run `rest auth setup` first',
-    );
+    throw new RestError('not_setup', 'auth is not set up on this database: run `rest auth setup` first');
   }
 }
 
@@ -65,8 +62,7 @@ export async function withAuthDatabase<T>(
 /** A table of the introspected schema, by name (unknown → exit 2). */
 export function findTable(tables: ReadonlyMap<string, TableInfo>, name: string): TableInfo {
   const table = tables.get(name);
-  if (table === undefined)
-    throw new RestError('unknown_table', `table ${quoteValue(name)} does not exist`);
+  if (table === undefined) throw new RestError('unknown_table', `table ${quoteValue(name)} does not exist`);
   return table;
 }
 
@@ -74,10 +70,7 @@ export function findTable(tables: ReadonlyMap<string, TableInfo>, name: string):
 export function parseAction(text: string): Action {
   const action = ACTIONS.find((a) => a === text);
   if (action === undefined) {
-    throw new RestError(
-      'invalid_action',
-      `action ${quoteValue(text)} is not one of ${ACTIONS.join(', ')}`,
-    );
+    throw new RestError('invalid_action', `action ${quoteValue(text)} is not one of ${ACTIONS.join(', ')}`);
   }
   return action;
 }

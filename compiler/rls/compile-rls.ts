@@ -75,9 +75,15 @@ export const rlsPolicyNames = (table: string): readonly string[] =>
  */
 export function nativePredicateSql(policy: CompiledPolicy, columns: ColumnTypes): string {
   if (policy.missingColumns.length > 0) return 'false';
-  const relation = policy.schema === undefined ? { table: policy.table } : { table: policy.table, schema: policy.schema };
+  const relation =
+    policy.schema === undefined ? { table: policy.table } : { table: policy.table, schema: policy.schema };
   return renderInlinePostgres(
-    compileToSql(policy.expr, postgresDialect, { columns, auth: SESSION_BINDING, arrayMembership: true, ...relation }),
+    compileToSql(policy.expr, postgresDialect, {
+      columns,
+      auth: SESSION_BINDING,
+      arrayMembership: true,
+      ...relation,
+    }),
   );
 }
 
@@ -101,7 +107,8 @@ const SELECT_ACTIONS: readonly Action[] = ['read', 'read_mine', 'create', 'updat
 export function compileRls(input: RlsInput): string[] {
   if (input.roles.length === 0) throw new Error('compileRls: at least one role is needed');
   const q = postgresDialect.quoteIdent;
-  const set = 'policyFor' in input.policies ? input.policies : compilePolicySet(input.policies, postgresDialect);
+  const set =
+    'policyFor' in input.policies ? input.policies : compilePolicySet(input.policies, postgresDialect);
   const predicate = (action: Action): string =>
     nativePredicateSql(set.policyFor(input.table, action, input.columns, input.schema), input.columns);
   const table = q(input.table);
@@ -115,7 +122,8 @@ export function compileRls(input: RlsInput): string[] {
     if (actions === undefined) byPredicate.set(p, [action]);
     else actions.push(action);
   }
-  const readBySubqueries = input.schema !== undefined && set.subqueryTables.has(input.table) && byPredicate.size > 1;
+  const readBySubqueries =
+    input.schema !== undefined && set.subqueryTables.has(input.table) && byPredicate.size > 1;
   const thisTable = postgresLiteral(input.table);
   // The whole test on the settings is one `(select …)`: PostgreSQL computes it once per statement
   // (an InitPlan) and compares one integer per row. Written as `(select action) IN (…)`, only the
@@ -143,7 +151,10 @@ export function compileRls(input: RlsInput): string[] {
   const policies: readonly [RlsCommand, string][] = [
     ['select', `AS RESTRICTIVE FOR SELECT TO ${to} USING (${selectUsing})`],
     ['insert', `AS RESTRICTIVE FOR INSERT TO ${to} WITH CHECK (${predicate('create')})`],
-    ['update', `AS RESTRICTIVE FOR UPDATE TO ${to} USING (${predicate('update')}) WITH CHECK (${predicate('update')})`],
+    [
+      'update',
+      `AS RESTRICTIVE FOR UPDATE TO ${to} USING (${predicate('update')}) WITH CHECK (${predicate('update')})`,
+    ],
     ['delete', `AS RESTRICTIVE FOR DELETE TO ${to} USING (${predicate('delete')})`],
     ['others', 'AS PERMISSIVE FOR ALL TO PUBLIC USING (true) WITH CHECK (true)'],
   ];

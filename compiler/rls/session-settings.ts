@@ -15,7 +15,9 @@ export interface SessionSetting {
 
 /** The claims as JSON that PostgreSQL's jsonb accepts: members with unstorable names dropped. */
 const claimsText = (claims: AuthUser['claims']): string =>
-  JSON.stringify(claims, (key: string, value: unknown) => (usableText(key) === null ? undefined : usableJson(value)));
+  JSON.stringify(claims, (key: string, value: unknown) =>
+    usableText(key) === null ? undefined : usableJson(value),
+  );
 
 // A verified token's claims are one object frozen all the way down (runtime/auth/tokens.ts), shared
 // by every request with that token: its text is computed once. Claims not frozen are never kept.

@@ -35,7 +35,8 @@ function passwordProblem(password: unknown): Reason | undefined {
 }
 
 /** True when `password` satisfies every rule (used at login, where a bad one simply fails). */
-export const isValidPassword = (password: unknown): password is string => passwordProblem(password) === undefined;
+export const isValidPassword = (password: unknown): password is string =>
+  passwordProblem(password) === undefined;
 
 /** Throws 400 `invalid_password` naming the broken rule. */
 export function validatePassword(password: unknown): string {

@@ -257,14 +257,10 @@ const stateOf = (row: Row): ThrottleState => ({
 const DECREMENT_PENDING = 'pending = CASE WHEN pending > 0 THEN pending - 1 ELSE 0 END';
 
 export function tooManyAttempts(retryAfter: number): RestError {
-  return new RestError(
-    'too_many_attempts',
-    'too many failed login attempts; try again later',
-    {
-      headers: { 'Retry-After': String(retryAfter) },
-      details: { retry_after: retryAfter },
-    },
-  );
+  return new RestError('too_many_attempts', 'too many failed login attempts; try again later', {
+    headers: { 'Retry-After': String(retryAfter) },
+    details: { retry_after: retryAfter },
+  });
 }
 
 type Outcome = Verdict | { readonly kind: 'missing'; readonly scopes: readonly Scope[] };

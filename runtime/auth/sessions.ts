@@ -216,7 +216,9 @@ export async function revokeUserSessions(
 ): Promise<number> {
   // No session id is empty: `id <> ''` keeps every session when none is excepted.
   const result = await tx.query(
-    boundSql(adapter.dialect)`UPDATE auth_sessions SET revoked_at = ${nowOf(options)} WHERE user_id = ${userId} AND revoked_at IS NULL AND id <> ${options.exceptSid ?? ''}`,
+    boundSql(
+      adapter.dialect,
+    )`UPDATE auth_sessions SET revoked_at = ${nowOf(options)} WHERE user_id = ${userId} AND revoked_at IS NULL AND id <> ${options.exceptSid ?? ''}`,
   );
   return result.rowCount;
 }

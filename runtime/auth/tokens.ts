@@ -149,17 +149,11 @@ export function authUserFromClaims(claims: JWTPayload): AuthUser {
 export function createTokenService(options: TokenServiceOptions): TokenService {
   const key = new TextEncoder().encode(options.secret);
   if (key.byteLength < MIN_SECRET_BYTES) {
-    throw new RestError(
-      'weak_secret',
-      `the auth secret must be at least ${MIN_SECRET_BYTES} bytes long`,
-    );
+    throw new RestError('weak_secret', `the auth secret must be at least ${MIN_SECRET_BYTES} bytes long`);
   }
   const { ttlSeconds } = options;
   if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds <= 0) {
-    throw new RestError(
-      'invalid_token_ttl',
-      'the token lifetime must be a positive number of seconds',
-    );
+    throw new RestError('invalid_token_ttl', 'the token lifetime must be a positive number of seconds');
   }
   const clock = options.clock ?? Date.now;
   const cacheSize = options.cacheSize ?? DEFAULT_TOKEN_CACHE_SIZE;

@@ -9,4 +9,3 @@ export type ChangeSource =
   | { readonly kind: 'push'; subscribe(onChange: (payload?: string) => void): { close(): Promise<void> } }
   /** Re-read the rows periodically and compare them. */
   | { readonly kind: 'poll'; readonly intervalMs?: number };
-

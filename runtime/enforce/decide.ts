@@ -83,13 +83,9 @@ export async function decideInProcess(
 }
 
 const notYourRow = (table: string, column: string): RestError =>
-  new RestError(
-    'owner_mismatch',
-    `${column} of a new row in ${table} must be your own user id`,
-    {
-      details: { column },
-    },
-  );
+  new RestError('owner_mismatch', `${column} of a new row in ${table} must be your own user id`, {
+    details: { column },
+  });
 
 /** A user id compared the way the policy compares it: numbers and integer strings alike. */
 const sameId = (value: unknown, id: number | null): boolean =>

@@ -29,10 +29,14 @@ export function policyDenied(user: AuthUser, table: string, reason: DenyReason =
       headers: { 'WWW-Authenticate': 'Bearer' },
     });
   }
-  return new RestError(reason.code ?? 'forbidden', reason.message ?? `you are not allowed to do this on ${table}`, {
-    ...options,
-    category: 'forbidden',
-  });
+  return new RestError(
+    reason.code ?? 'forbidden',
+    reason.message ?? `you are not allowed to do this on ${table}`,
+    {
+      ...options,
+      category: 'forbidden',
+    },
+  );
 }
 
 /** create: the refused row, by its index in the request's array when that is known. */

@@ -144,10 +144,7 @@ export async function explainRow(input: RowInput): Promise<RowExplanation> {
   const { table, policy, user, db, key } = input;
   const { dialect } = input.adapter;
   if (input.action === 'create') {
-    throw new RestError(
-      'invalid_arguments',
-      '--row does not apply to create: a new row has no key yet',
-    );
+    throw new RestError('invalid_arguments', '--row does not apply to create: a new row has no key yet');
   }
   const column = keyColumnOf(table, key);
   const where = keyWhere(input, column);

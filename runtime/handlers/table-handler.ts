@@ -60,8 +60,7 @@ interface Ctx {
   readonly guard: WriteGuard | undefined;
 }
 
-const notFound = (table: string): RestError =>
-  new RestError('not_found', `no such row in ${table}`);
+const notFound = (table: string): RestError => new RestError('not_found', `no such row in ${table}`);
 
 async function query(ctx: Ctx, session: DbSession, statement: SqlFragment) {
   return session.query(renderSql(ctx.deps.dialect, statement, ctx.user));

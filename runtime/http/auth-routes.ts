@@ -19,12 +19,7 @@ import {
 } from '../auth/sessions.js';
 import { invalidToken, sessionOf, type TokenService } from '../auth/tokens.js';
 import { notSetup } from '../auth/setup.js';
-import {
-  authenticateUser,
-  parseCredentials,
-  registerUser,
-  stringFields,
-} from '../auth/users.js';
+import { authenticateUser, parseCredentials, registerUser, stringFields } from '../auth/users.js';
 import { policyDenied } from '../enforce/denials.js';
 import type { AuthenticatedUser } from '../auth/users.js';
 import { clientAddress } from './client-address.js';
@@ -254,14 +249,10 @@ export function authRoutes(deps: AuthRoutesDeps): RequestHandler {
     const route = Object.hasOwn(routes, key) ? routes[key] : undefined;
     if (route === undefined) throw new RestError('not_found', 'no such auth endpoint');
     if (req.method !== 'POST') {
-      throw new RestError(
-        'method_not_allowed',
-        `method ${req.method} is not allowed here`,
-        {
-          details: { allowed: ['POST'] },
-          headers: { Allow: 'POST' },
-        },
-      );
+      throw new RestError('method_not_allowed', `method ${req.method} is not allowed here`, {
+        details: { allowed: ['POST'] },
+        headers: { Allow: 'POST' },
+      });
     }
     const user = await deps.authenticate(req);
     const result = await route(deps, req, user);

@@ -92,10 +92,7 @@ export async function readJsonBody(
   limits: BodyLimits = DEFAULT_LIMITS,
 ): Promise<JsonValue> {
   if (!isJsonContentType(req.headers['content-type'])) {
-    throw new RestError(
-      'unsupported_media_type',
-      'writes need Content-Type: application/json',
-    );
+    throw new RestError('unsupported_media_type', 'writes need Content-Type: application/json');
   }
   const bytes = await readBytes(req, limits.maxBytes);
   let text: string;
@@ -107,10 +104,7 @@ export async function readJsonBody(
   if (text.trim() === '')
     throw new RestError('invalid_json', 'the body is empty; send a JSON object or array');
   if (jsonDepthExceeds(text, limits.maxDepth)) {
-    throw new RestError(
-      'json_too_deep',
-      `the body is nested deeper than ${limits.maxDepth} levels`,
-    );
+    throw new RestError('json_too_deep', `the body is nested deeper than ${limits.maxDepth} levels`);
   }
   try {
     return JSON.parse(text) as JsonValue;

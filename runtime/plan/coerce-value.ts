@@ -58,13 +58,9 @@ function hasBadText(value: JsonValue): boolean {
 }
 
 function outOfRange(column: ColumnInfo): RestError {
-  return new RestError(
-    'invalid_value',
-    `${column.name} is out of range for its type ${column.dbType}`,
-    {
-      details: { column: column.name },
-    },
-  );
+  return new RestError('invalid_value', `${column.name} is out of range for its type ${column.dbType}`, {
+    details: { column: column.name },
+  });
 }
 
 function isValidDate(text: string): boolean {

@@ -14,13 +14,9 @@ export type ColumnUse = 'filter' | 'select' | 'order' | 'body';
 export function columnOf(table: TableInfo, name: string, use: ColumnUse): ColumnInfo {
   const column = table.columnsByName.get(name);
   if (column === undefined || (use !== 'body' && isSecretColumn(table.name, name))) {
-    throw new RestError(
-      'unknown_column',
-      `table ${table.name} has no column ${name} (in ${use})`,
-      {
-        details: { column: name, in: use },
-      },
-    );
+    throw new RestError('unknown_column', `table ${table.name} has no column ${name} (in ${use})`, {
+      details: { column: name, in: use },
+    });
   }
   return column;
 }

@@ -35,7 +35,8 @@ function orderItems(table: TableInfo, order: readonly OrderItem[]): readonly Ord
 
 /** A validated page size as SQL text; anything but a positive safe integer is a bug upstream. */
 function integerLiteral(n: number): string {
-  if (!Number.isSafeInteger(n) || n < 1) throw internalError(`page size ${String(n)} is not a positive integer`);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw internalError(`page size ${String(n)} is not a positive integer`);
   return String(n);
 }
 

@@ -123,21 +123,23 @@ export function withAuthTableGuards(inner: Authorizer, deps: AuthTableGuardDeps)
  * Tells `onPoliciesWritten` after every committed write to `auth_policies`, so the next request
  * sees it (docs/http-api.md); other processes hear of it through the policy cache's change source.
  */
-export const policyInvalidatingRunner = (inner: RequestRunner, onPoliciesWritten: () => void): RequestRunner =>
-  writeObservingRunner(inner, AUTH_POLICIES_TABLE, onPoliciesWritten);
+export const policyInvalidatingRunner = (
+  inner: RequestRunner,
+  onPoliciesWritten: () => void,
+): RequestRunner => writeObservingRunner(inner, AUTH_POLICIES_TABLE, onPoliciesWritten);
 
 /**
  * Tells `onWritten` after every write to `table` through the table endpoints (whether it
  * committed or not: the caller only drops a cache).
  */
-export function writeObservingRunner(inner: RequestRunner, table: string, onWritten: () => void): RequestRunner {
+export function writeObservingRunner(
+  inner: RequestRunner,
+  table: string,
+  onWritten: () => void,
+): RequestRunner {
   return {
     async run(context, mode, fn) {
-      if (
-        context.table !== table ||
-        context.action === 'read' ||
-        context.action === 'read_mine'
-      ) {
+      if (context.table !== table || context.action === 'read' || context.action === 'read_mine') {
         return inner.run(context, mode, fn);
       }
       try {

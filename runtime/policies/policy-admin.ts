@@ -18,10 +18,7 @@ const POSITIVE_INTEGER = /^[1-9][0-9]{0,15}$/;
 export function parsePolicyId(text: string): number {
   const id = POSITIVE_INTEGER.test(text) ? Number(text) : NaN;
   if (!Number.isSafeInteger(id)) {
-    throw new RestError(
-      'invalid_policy_id',
-      `policy id ${quoteValue(text)} is not a positive integer`,
-    );
+    throw new RestError('invalid_policy_id', `policy id ${quoteValue(text)} is not a positive integer`);
   }
   return id;
 }

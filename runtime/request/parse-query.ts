@@ -27,10 +27,7 @@ export function parseQuery(raw: string): URLSearchParams {
     try {
       utf8.decode(percentDecodedBytes(raw));
     } catch {
-      throw new RestError(
-        'invalid_query',
-        'the query string is not valid UTF-8 after percent-decoding',
-      );
+      throw new RestError('invalid_query', 'the query string is not valid UTF-8 after percent-decoding');
     }
   }
   return new URLSearchParams(raw);

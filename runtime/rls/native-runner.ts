@@ -105,7 +105,6 @@ function settingsFor(table: string, customPlans: boolean): string {
 }
 const DIVISION_BY_ZERO = '22012';
 
-
 const rlsNotInForce = (table: string, cause: unknown): RestError =>
   new RestError(
     'rls_not_enforced',
@@ -149,11 +148,9 @@ function openingFailure(e: unknown): unknown {
   const mapped = mapPgError(e);
   if (mapped.category === 'unavailable') return mapped;
   if (sqlStateOf(e) === DIVISION_BY_ZERO) return new CheckFailed(e);
-  return new RestError(
-    'rls_setup_failed',
-    'the request could not be set up for row-level security',
-    { cause: e },
-  );
+  return new RestError('rls_setup_failed', 'the request could not be set up for row-level security', {
+    cause: e,
+  });
 }
 
 export function createNativeRunner(options: NativeRunnerOptions): RequestRunner {

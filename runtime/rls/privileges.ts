@@ -53,8 +53,7 @@ ORDER BY c.relname`;
 async function roleFacts(session: DbSession, role: string): Promise<RoleFacts> {
   const { rows } = await session.query({ text: FACTS_SQL, values: [role] });
   const r = rows[0];
-  if (r === undefined)
-    throw new RestError('rls_setup_failed', 'the current role was not found in pg_roles');
+  if (r === undefined) throw new RestError('rls_setup_failed', 'the current role was not found in pg_roles');
   return {
     database: String(r['database']),
     login: String(r['login']),

@@ -3,7 +3,14 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileCondition, evaluate, FALSE, outcomesForUser, TRUE, UNKNOWN } from '../../compiler/evaluate.js';
+import {
+  compileCondition,
+  evaluate,
+  FALSE,
+  outcomesForUser,
+  TRUE,
+  UNKNOWN,
+} from '../../compiler/evaluate.js';
 import { compilePolicySet } from '../../compiler/policy-set.js';
 import { sqliteDialect } from '../../compiler/sql/sqlite-dialect.js';
 import type { PolicyRow } from '../../compiler/types.js';
@@ -38,7 +45,13 @@ describe('decisions from auth_user alone', () => {
     const printable = conditionArbitrary.filter((e) => [...printPolicy(e)].length <= 128);
     fc.assert(
       fc.property(printable, userArbitrary, (expr, user) => {
-        const row: PolicyRow = { id: 1, table_name: TABLE, action: 'all', expression: printPolicy(expr), description: '' };
+        const row: PolicyRow = {
+          id: 1,
+          table_name: TABLE,
+          action: 'all',
+          expression: printPolicy(expr),
+          description: '',
+        };
         const policy = compilePolicySet([row], sqliteDialect).policyFor(TABLE, 'read', TABLE_COLUMNS);
         const passing = ROWS.filter((r) => evaluate(expr, user, r, TABLE_COLUMNS) === true);
         const decision = policy.decide(user);

@@ -16,7 +16,13 @@ import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import { renderInlinePostgres, renderSql, type RenderedSql } from '../../compiler/sql/fragment.js';
 import type { AuthUser, DialectName } from '../../compiler/types.js';
 import { ast, type Expr } from '../../grammar/ast.js';
-import { createTestDatabase, isAvailable, pgTextCollations, skipReason, type TestDatabase } from '../support/databases.js';
+import {
+  createTestDatabase,
+  isAvailable,
+  pgTextCollations,
+  skipReason,
+  type TestDatabase,
+} from '../support/databases.js';
 import {
   conditionArbitrary,
   edgeRows,
@@ -59,7 +65,13 @@ const PINNED: readonly { readonly name: string; readonly expr: Expr; readonly us
   {
     name: '16-digit numeric string claim is NULL',
     expr: ast.isNull(ast.compare('<', ast.column('user_id'), ast.claim('n')), false),
-    user: { id: 1, username: null, is_admin: false, is_authenticated: true, claims: { n: '1234567890123456' } },
+    user: {
+      id: 1,
+      username: null,
+      is_admin: false,
+      is_authenticated: true,
+      claims: { n: '1234567890123456' },
+    },
   },
   {
     name: 'NOT IN with a NULL in the list is never true',
@@ -110,8 +122,10 @@ async function openRunner(db: TestDatabase): Promise<Runner & { pg?: pg.Client }
         conn.prepare(text).run(...values);
       }
       return {
-        portable: async (sql) => ids(conn.prepare(selectIds(sql.text)).all(...sql.values) as Record<string, unknown>[]),
-        readAll: async () => conn.prepare(`SELECT * FROM ${TABLE} ORDER BY id`).all() as Record<string, unknown>[],
+        portable: async (sql) =>
+          ids(conn.prepare(selectIds(sql.text)).all(...sql.values) as Record<string, unknown>[]),
+        readAll: async () =>
+          conn.prepare(`SELECT * FROM ${TABLE} ORDER BY id`).all() as Record<string, unknown>[],
         close: async () => void conn.close(),
       };
     }
@@ -142,7 +156,8 @@ async function openRunner(db: TestDatabase): Promise<Runner & { pg?: pg.Client }
           const [rows] = await conn.execute(selectIds(sql.text), sql.values as SqlValue[]);
           return ids(rows as Record<string, unknown>[]);
         },
-        readAll: async () => (await conn.query(`SELECT * FROM ${TABLE} ORDER BY id`))[0] as Record<string, unknown>[],
+        readAll: async () =>
+          (await conn.query(`SELECT * FROM ${TABLE} ORDER BY id`))[0] as Record<string, unknown>[],
         close: () => conn.end(),
       };
     }
@@ -151,7 +166,9 @@ async function openRunner(db: TestDatabase): Promise<Runner & { pg?: pg.Client }
 
 /** The native path: settings set as the runtime will set them, then the RLS predicate as a WHERE. */
 async function nativeIds(client: pg.Client, expr: Expr, user: AuthUser): Promise<number[]> {
-  const predicate = renderInlinePostgres(compileToSql(expr, postgresDialect, { columns: TABLE_COLUMNS, auth: SESSION_BINDING }));
+  const predicate = renderInlinePostgres(
+    compileToSql(expr, postgresDialect, { columns: TABLE_COLUMNS, auth: SESSION_BINDING }),
+  );
   const settings = sessionSettingValues(user, 'read');
   await client.query('BEGIN');
   try {
@@ -188,8 +205,14 @@ describe.each(['sqlite', 'postgres', 'mysql'] as const)('compiled policies on %s
   const check = async (expr: Expr, user: AuthUser): Promise<void> => {
     const r = runner as Runner & { pg?: pg.Client };
     const expected = expectedIds(expr, user);
-    const sql = renderSql(dialects[kind], compileToSql(expr, dialects[kind], { columns: TABLE_COLUMNS }), user);
-    expect(await r.portable(sql), `portable WHERE ${sql.text} ${JSON.stringify(sql.values)}`).toEqual(expected);
+    const sql = renderSql(
+      dialects[kind],
+      compileToSql(expr, dialects[kind], { columns: TABLE_COLUMNS }),
+      user,
+    );
+    expect(await r.portable(sql), `portable WHERE ${sql.text} ${JSON.stringify(sql.values)}`).toEqual(
+      expected,
+    );
     // The driver's values (decimal strings, 0/1 booleans) evaluate as the values inserted.
     driverRows.forEach((row, i) => {
       const original = ROWS[i] as TestRow;
@@ -197,17 +220,25 @@ describe.each(['sqlite', 'postgres', 'mysql'] as const)('compiled policies on %s
         evaluate(expr, user, original, TABLE_COLUMNS),
       );
     });
-    if (r.pg !== undefined) expect(await nativeIds(r.pg, expr, user), 'native RLS predicate').toEqual(expected);
+    if (r.pg !== undefined)
+      expect(await nativeIds(r.pg, expr, user), 'native RLS predicate').toEqual(expected);
   };
 
-  it.skipIf(!available).each(PINNED)(`pinned: $name (${skipReason(kind) ?? kind})`, async ({ expr, user }) => {
-    await check(expr, user);
-  });
+  it.skipIf(!available).each(PINNED)(
+    `pinned: $name (${skipReason(kind) ?? kind})`,
+    async ({ expr, user }) => {
+      await check(expr, user);
+    },
+  );
 
-  it.skipIf(!available)(`evaluate ≡ compiled WHERE${kind === 'postgres' ? ' ≡ native RLS' : ''} for ${NUM_RUNS} random policies × users (${skipReason(kind) ?? kind})`, async () => {
-    await fc.assert(
-      fc.asyncProperty(conditionArbitrary, userArbitrary, async (expr, user) => check(expr, user)),
-      { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
-    );
-  }, 300_000);
+  it.skipIf(!available)(
+    `evaluate ≡ compiled WHERE${kind === 'postgres' ? ' ≡ native RLS' : ''} for ${NUM_RUNS} random policies × users (${skipReason(kind) ?? kind})`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(conditionArbitrary, userArbitrary, async (expr, user) => check(expr, user)),
+        { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+      );
+    },
+    300_000,
+  );
 });

@@ -34,14 +34,24 @@ const suffix = randomBytes(4).toString('hex');
 const REST_ROLE = `rest_rls_${suffix}`;
 const OTHER_ROLE = `other_rls_${suffix}`;
 
-const policyRowsArbitrary: fc.Arbitrary<PolicyRow[]> = fc.array(
-  fc.record({
-    table_name: fc.constantFrom(TABLE, 'all'),
-    action: fc.constantFrom('all', 'read', 'read_mine', 'create', 'update', 'delete'),
-    expr: conditionArbitrary.filter((e) => [...printPolicy(e)].length <= 128),
-  }),
-  { minLength: 1, maxLength: 3 },
-).map((rs) => rs.map((r, i) => ({ id: i + 1, table_name: r.table_name, action: r.action, expression: printPolicy(r.expr), description: '' })));
+const policyRowsArbitrary: fc.Arbitrary<PolicyRow[]> = fc
+  .array(
+    fc.record({
+      table_name: fc.constantFrom(TABLE, 'all'),
+      action: fc.constantFrom('all', 'read', 'read_mine', 'create', 'update', 'delete'),
+      expr: conditionArbitrary.filter((e) => [...printPolicy(e)].length <= 128),
+    }),
+    { minLength: 1, maxLength: 3 },
+  )
+  .map((rs) =>
+    rs.map((r, i) => ({
+      id: i + 1,
+      table_name: r.table_name,
+      action: r.action,
+      expression: printPolicy(r.expr),
+      description: '',
+    })),
+  );
 
 type Outcome = { readonly ids: readonly number[] } | { readonly error: string };
 
@@ -57,7 +67,10 @@ describe('generated RLS on PostgreSQL', () => {
       `CREATE TABLE ${TABLE} (id integer PRIMARY KEY, user_id integer, org text${COLLATE.org}, score numeric(12,2), flag boolean, name varchar(64)${COLLATE.name})`,
     );
     for (const row of ROWS) {
-      await client.query(`INSERT INTO ${TABLE} VALUES ($1, $2, $3, $4, $5, $6)`, COLUMNS.map((c) => row[c]));
+      await client.query(
+        `INSERT INTO ${TABLE} VALUES ($1, $2, $3, $4, $5, $6)`,
+        COLUMNS.map((c) => row[c]),
+      );
     }
     // Roles are cluster-wide: random names, dropped afterwards.
     for (const role of [REST_ROLE, OTHER_ROLE]) {
@@ -75,7 +88,13 @@ describe('generated RLS on PostgreSQL', () => {
   });
 
   /** One request: its own transaction, the role, the settings, the statement; always rolled back. */
-  async function request(role: string, user: AuthUser | undefined, action: Action, text: string, values: unknown[] = []): Promise<Outcome> {
+  async function request(
+    role: string,
+    user: AuthUser | undefined,
+    action: Action,
+    text: string,
+    values: unknown[] = [],
+  ): Promise<Outcome> {
     const c = client as pg.Client;
     await c.query('BEGIN');
     try {
@@ -99,7 +118,12 @@ describe('generated RLS on PostgreSQL', () => {
   async function apply(rows: readonly PolicyRow[]): Promise<void> {
     const c = client as pg.Client;
     await c.query('BEGIN');
-    for (const statement of compileRls({ table: TABLE, columns: TABLE_COLUMNS, policies: rows, roles: [REST_ROLE] })) {
+    for (const statement of compileRls({
+      table: TABLE,
+      columns: TABLE_COLUMNS,
+      policies: rows,
+      roles: [REST_ROLE],
+    })) {
       await c.query(statement);
     }
     await c.query('COMMIT');
@@ -107,7 +131,9 @@ describe('generated RLS on PostgreSQL', () => {
 
   const newValues = (r: TestRow): unknown[] => COLUMNS.slice(1).map((c) => r[c]);
   const INSERT = `INSERT INTO ${TABLE} (${COLUMNS.join(', ')}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`;
-  const UPDATE = `UPDATE ${TABLE} SET ${COLUMNS.slice(1).map((c, i) => `${c} = $${i + 1}`).join(', ')} RETURNING id`;
+  const UPDATE = `UPDATE ${TABLE} SET ${COLUMNS.slice(1)
+    .map((c, i) => `${c} = $${i + 1}`)
+    .join(', ')} RETURNING id`;
 
   it(`every action under the rest role returns what check accepts, other roles see every row (${NUM_RUNS} runs; postgres)`, async () => {
     await fc.assert(
@@ -118,9 +144,14 @@ describe('generated RLS on PostgreSQL', () => {
           ROWS.filter((r) => set.policyFor(TABLE, action, TABLE_COLUMNS).check(r, user)).map((r) => r.id);
 
         for (const action of ['read', 'read_mine'] as const) {
-          expect(await request(REST_ROLE, user, action, `SELECT id FROM ${TABLE}`), action).toEqual({ ids: allowed(action) });
+          expect(await request(REST_ROLE, user, action, `SELECT id FROM ${TABLE}`), action).toEqual({
+            ids: allowed(action),
+          });
         }
-        expect(await request(REST_ROLE, user, 'delete', `DELETE FROM ${TABLE} RETURNING id`), 'delete').toEqual({ ids: allowed('delete') });
+        expect(
+          await request(REST_ROLE, user, 'delete', `DELETE FROM ${TABLE} RETURNING id`),
+          'delete',
+        ).toEqual({ ids: allowed('delete') });
 
         const update = set.policyFor(TABLE, 'update', TABLE_COLUMNS);
         const visible = allowed('update');
@@ -131,20 +162,45 @@ describe('generated RLS on PostgreSQL', () => {
         );
 
         const createOk = set.policyFor(TABLE, 'create', TABLE_COLUMNS).check(fresh, user);
-        expect(await request(REST_ROLE, user, 'create', INSERT, COLUMNS.map((c) => fresh[c])), 'create').toEqual(
-          createOk ? { ids: [fresh.id] } : { error: '42501' },
-        );
+        expect(
+          await request(
+            REST_ROLE,
+            user,
+            'create',
+            INSERT,
+            COLUMNS.map((c) => fresh[c]),
+          ),
+          'create',
+        ).toEqual(createOk ? { ids: [fresh.id] } : { error: '42501' });
 
-        expect(await request(OTHER_ROLE, undefined, 'read', `SELECT id FROM ${TABLE}`), 'other role').toEqual({ ids: ROWS.map((r) => r.id) });
+        expect(await request(OTHER_ROLE, undefined, 'read', `SELECT id FROM ${TABLE}`), 'other role').toEqual(
+          { ids: ROWS.map((r) => r.id) },
+        );
       }),
       { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
     );
   }, 300_000);
 
   it(`the rest role without settings (a pooled connection after a request) sees nothing and errs nowhere (postgres)`, async () => {
-    await apply([{ id: 1, table_name: 'all', action: 'all', expression: 'user_id = auth_user.id or auth_user.claims.ok', description: '' }]);
-    const admin: AuthUser = { id: 1, username: 'root', is_admin: true, is_authenticated: true, claims: { ok: true } };
-    expect(await request(REST_ROLE, admin, 'read', `SELECT id FROM ${TABLE}`)).toEqual({ ids: ROWS.map((r) => r.id) });
+    await apply([
+      {
+        id: 1,
+        table_name: 'all',
+        action: 'all',
+        expression: 'user_id = auth_user.id or auth_user.claims.ok',
+        description: '',
+      },
+    ]);
+    const admin: AuthUser = {
+      id: 1,
+      username: 'root',
+      is_admin: true,
+      is_authenticated: true,
+      claims: { ok: true },
+    };
+    expect(await request(REST_ROLE, admin, 'read', `SELECT id FROM ${TABLE}`)).toEqual({
+      ids: ROWS.map((r) => r.id),
+    });
     expect(await request(REST_ROLE, undefined, 'read', `SELECT id FROM ${TABLE}`)).toEqual({ ids: [] });
   });
 });

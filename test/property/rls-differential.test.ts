@@ -175,159 +175,153 @@ function outcome(reply: Reply): unknown {
   return { status: reply.status, body: json !== undefined && 'id' in json ? normalizeRow(json) : json };
 }
 
-describe(
-  `native RLS ≡ portable path ≡ SQLite (postgres)`,
-  () => {
-    const secret = newSecret();
-    const key = new TextEncoder().encode(secret);
-    const tokens = new Map<UserName, string>();
-    let adminAuth: Record<string, string>;
-    const targets: Target[] = [];
+describe(`native RLS ≡ portable path ≡ SQLite (postgres)`, () => {
+  const secret = newSecret();
+  const key = new TextEncoder().encode(secret);
+  const tokens = new Map<UserName, string>();
+  let adminAuth: Record<string, string>;
+  const targets: Target[] = [];
 
-    const start = async (name: string, kind: 'postgres' | 'sqlite', rls: boolean): Promise<Target> => {
-      const db = await createTestDatabase(kind satisfies DialectName);
-      const sql = await openRawSql(db);
-      await sql.exec(DDL[kind]);
-      const server = await startTestServer({
-        ...testConfig(db.url),
-        db: { url: db.url, rls },
-        auth: { enabled: true, secret, tokenTtlSeconds: 3600 },
-      });
-      const setup = await call(server.url, 'POST', '/auth/setup', { json: {} });
-      expect(setup.status, setup.text).toBe(201);
-      return { name, kind, db, sql, server };
-    };
-
-    beforeAll(async () => {
-      for (const [name, claims] of Object.entries(USERS) as Array<
-        [UserName, Record<string, unknown> | undefined]
-      >) {
-        if (claims !== undefined) {
-          tokens.set(
-            name,
-            await new SignJWT(claims)
-              .setProtectedHeader({ alg: 'HS256' })
-              .setIssuedAt()
-              .setExpirationTime('1h')
-              .sign(key),
-          );
-        }
-      }
-      adminAuth = { authorization: `Bearer ${tokens.get('admin') ?? ''}` };
-      targets.push(
-        await start('native', 'postgres', true),
-        await start('portable', 'postgres', false),
-        await start('sqlite', 'sqlite', false),
-      );
-    }, 120_000);
-    afterAll(async () => {
-      for (const t of targets) {
-        await t.server.handle.close();
-        await t.sql.close();
-        await t.db.drop();
-      }
+  const start = async (name: string, kind: 'postgres' | 'sqlite', rls: boolean): Promise<Target> => {
+    const db = await createTestDatabase(kind satisfies DialectName);
+    const sql = await openRawSql(db);
+    await sql.exec(DDL[kind]);
+    const server = await startTestServer({
+      ...testConfig(db.url),
+      db: { url: db.url, rls },
+      auth: { enabled: true, secret, tokenTtlSeconds: 3600 },
     });
+    const setup = await call(server.url, 'POST', '/auth/setup', { json: {} });
+    expect(setup.status, setup.text).toBe(201);
+    return { name, kind, db, sql, server };
+  };
 
-    const reset = async (t: Target): Promise<void> => {
-      await t.sql.exec('DELETE FROM docs');
-      const literal = (v: SeedRow[number]): string =>
-        v === null
-          ? 'NULL'
-          : typeof v === 'string'
-            ? `'${v}'`
-            : typeof v === 'boolean'
-              ? t.kind === 'postgres'
-                ? String(v)
-                : v
-                  ? '1'
-                  : '0'
-              : String(v);
-      await t.sql.exec(
-        `INSERT INTO docs (id, user_id, org_id, title, level, published) VALUES ${SEED_ROWS.map((r) => `(${r.map(literal).join(', ')})`).join(', ')}`,
-      );
-    };
-    const rowsOf = async (t: Target): Promise<unknown[]> =>
-      (await t.sql.rows('SELECT id, user_id, org_id, title, level, published FROM docs ORDER BY id')).map(
-        normalizeRow,
-      );
-
-    const setPolicies = async (t: Target, policies: readonly PolicyInput[]): Promise<unknown> => {
-      const cleared = await call(t.server.url, 'DELETE', '/auth_policies?id=gt.3', { headers: adminAuth });
-      expect(cleared.status, cleared.text).toBe(200);
-      if (policies.length === 0) return undefined;
-      const added = await call(t.server.url, 'POST', '/auth_policies', {
-        headers: adminAuth,
-        json: policies.map((p) => ({ ...p, description: 'property' })),
-      });
-      return outcome(added);
-    };
-
-    /** Sets `policies` everywhere, sends `requests` to every server, and compares everything. */
-    const agree = async (
-      policies: readonly PolicyInput[],
-      requests: readonly RequestSpec[],
-    ): Promise<void> => {
-      for (const t of targets) await reset(t);
-      const set = await Promise.all(targets.map((t) => setPolicies(t, policies)));
-      expect(set[1], 'setting policies').toEqual(set[0]);
-      expect(set[2], 'setting policies').toEqual(set[0]);
-      for (const r of requests) {
-        const token = tokens.get(r.user);
-        const options = {
-          headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-          ...(r.body === undefined ? {} : { json: r.body }),
-        };
-        const [native, portable, sqlite] = await Promise.all(
-          targets.map(async (t) => outcome(await call(t.server.url, r.method, r.path, options))),
+  beforeAll(async () => {
+    for (const [name, claims] of Object.entries(USERS) as Array<
+      [UserName, Record<string, unknown> | undefined]
+    >) {
+      if (claims !== undefined) {
+        tokens.set(
+          name,
+          await new SignJWT(claims)
+            .setProtectedHeader({ alg: 'HS256' })
+            .setIssuedAt()
+            .setExpirationTime('1h')
+            .sign(key),
         );
-        const label = `${r.user} ${r.method} ${r.path} ${JSON.stringify(r.body ?? null)}`;
-        expect(native, `native vs portable: ${label}`).toEqual(portable);
-        expect(sqlite, `sqlite vs portable: ${label}`).toEqual(portable);
       }
-      const [native, portable, sqlite] = await Promise.all(targets.map(rowsOf));
-      expect(native, 'stored rows').toEqual(portable);
-      expect(sqlite, 'stored rows').toEqual(portable);
-    };
+    }
+    adminAuth = { authorization: `Bearer ${tokens.get('admin') ?? ''}` };
+    targets.push(
+      await start('native', 'postgres', true),
+      await start('portable', 'postgres', false),
+      await start('sqlite', 'sqlite', false),
+    );
+  }, 120_000);
+  afterAll(async () => {
+    for (const t of targets) {
+      await t.server.handle.close();
+      await t.sql.close();
+      await t.db.drop();
+    }
+  });
 
-    it('agrees on the counter-examples found so far', async () => {
-      // An anonymous update that breaks WITH CHECK: 401 on both paths (42501 for anonymous), not 403.
-      await agree(
-        [{ table_name: 'docs', action: 'update', expression: 'level > 2' }],
-        [
-          { user: 'anonymous', method: 'PATCH', path: '/docs/2', body: { level: 0 } },
-          { user: 'alice', method: 'PATCH', path: '/docs/2', body: { level: 0 } },
-        ],
-      );
-      // A create policy reading a column the body leaves to its database default.
-      await agree(
-        [
-          { table_name: 'docs', action: 'create', expression: 'published' },
-          { table_name: 'docs', action: 'read', expression: '' },
-        ],
-        [
-          { user: 'alice', method: 'POST', path: '/docs', body: { id: 900, title: 'x' } },
-          { user: 'alice', method: 'POST', path: '/docs', body: { id: 901, published: true } },
-        ],
-      );
-      await agree(
-        [{ table_name: 'docs', action: 'create', expression: 'not published' }],
-        [{ user: 'bob', method: 'POST', path: '/docs', body: { id: 902, level: 1 } }],
-      );
+  const reset = async (t: Target): Promise<void> => {
+    await t.sql.exec('DELETE FROM docs');
+    const literal = (v: SeedRow[number]): string =>
+      v === null
+        ? 'NULL'
+        : typeof v === 'string'
+          ? `'${v}'`
+          : typeof v === 'boolean'
+            ? t.kind === 'postgres'
+              ? String(v)
+              : v
+                ? '1'
+                : '0'
+            : String(v);
+    await t.sql.exec(
+      `INSERT INTO docs (id, user_id, org_id, title, level, published) VALUES ${SEED_ROWS.map((r) => `(${r.map(literal).join(', ')})`).join(', ')}`,
+    );
+  };
+  const rowsOf = async (t: Target): Promise<unknown[]> =>
+    (await t.sql.rows('SELECT id, user_id, org_id, title, level, published FROM docs ORDER BY id')).map(
+      normalizeRow,
+    );
+
+  const setPolicies = async (t: Target, policies: readonly PolicyInput[]): Promise<unknown> => {
+    const cleared = await call(t.server.url, 'DELETE', '/auth_policies?id=gt.3', { headers: adminAuth });
+    expect(cleared.status, cleared.text).toBe(200);
+    if (policies.length === 0) return undefined;
+    const added = await call(t.server.url, 'POST', '/auth_policies', {
+      headers: adminAuth,
+      json: policies.map((p) => ({ ...p, description: 'property' })),
     });
+    return outcome(added);
+  };
 
-    it('gives the same statuses, bodies and stored rows on every path', async () => {
-      let id = 1000;
-      await fc.assert(
-        fc.asyncProperty(
-          fc.array(policyArbitrary, { maxLength: 4 }),
-          fc.array(
-            requestArbitrary(() => (id += 1)),
-            { minLength: 1, maxLength: 8 },
-          ),
-          agree,
-        ),
-        { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+  /** Sets `policies` everywhere, sends `requests` to every server, and compares everything. */
+  const agree = async (policies: readonly PolicyInput[], requests: readonly RequestSpec[]): Promise<void> => {
+    for (const t of targets) await reset(t);
+    const set = await Promise.all(targets.map((t) => setPolicies(t, policies)));
+    expect(set[1], 'setting policies').toEqual(set[0]);
+    expect(set[2], 'setting policies').toEqual(set[0]);
+    for (const r of requests) {
+      const token = tokens.get(r.user);
+      const options = {
+        headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+        ...(r.body === undefined ? {} : { json: r.body }),
+      };
+      const [native, portable, sqlite] = await Promise.all(
+        targets.map(async (t) => outcome(await call(t.server.url, r.method, r.path, options))),
       );
-    }, 600_000);
-  },
-);
+      const label = `${r.user} ${r.method} ${r.path} ${JSON.stringify(r.body ?? null)}`;
+      expect(native, `native vs portable: ${label}`).toEqual(portable);
+      expect(sqlite, `sqlite vs portable: ${label}`).toEqual(portable);
+    }
+    const [native, portable, sqlite] = await Promise.all(targets.map(rowsOf));
+    expect(native, 'stored rows').toEqual(portable);
+    expect(sqlite, 'stored rows').toEqual(portable);
+  };
+
+  it('agrees on the counter-examples found so far', async () => {
+    // An anonymous update that breaks WITH CHECK: 401 on both paths (42501 for anonymous), not 403.
+    await agree(
+      [{ table_name: 'docs', action: 'update', expression: 'level > 2' }],
+      [
+        { user: 'anonymous', method: 'PATCH', path: '/docs/2', body: { level: 0 } },
+        { user: 'alice', method: 'PATCH', path: '/docs/2', body: { level: 0 } },
+      ],
+    );
+    // A create policy reading a column the body leaves to its database default.
+    await agree(
+      [
+        { table_name: 'docs', action: 'create', expression: 'published' },
+        { table_name: 'docs', action: 'read', expression: '' },
+      ],
+      [
+        { user: 'alice', method: 'POST', path: '/docs', body: { id: 900, title: 'x' } },
+        { user: 'alice', method: 'POST', path: '/docs', body: { id: 901, published: true } },
+      ],
+    );
+    await agree(
+      [{ table_name: 'docs', action: 'create', expression: 'not published' }],
+      [{ user: 'bob', method: 'POST', path: '/docs', body: { id: 902, level: 1 } }],
+    );
+  });
+
+  it('gives the same statuses, bodies and stored rows on every path', async () => {
+    let id = 1000;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(policyArbitrary, { maxLength: 4 }),
+        fc.array(
+          requestArbitrary(() => (id += 1)),
+          { minLength: 1, maxLength: 8 },
+        ),
+        agree,
+      ),
+      { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+  }, 600_000);
+});

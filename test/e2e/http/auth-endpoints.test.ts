@@ -6,12 +6,7 @@ import { client } from '../../support/http.js';
 import { openRawSql, startTestServer, testConfig } from '../../support/server.js';
 import { newSecret } from '../../support/secret.js';
 import { expectError } from './matrix.js';
-import {
-  forEachAuthDatabase,
-  startAuthSuite,
-  tableRows,
-  type PolicyContext,
-} from './policy-support.js';
+import { forEachAuthDatabase, startAuthSuite, tableRows, type PolicyContext } from './policy-support.js';
 
 forEachAuthDatabase('auth endpoints', (ctx) => {
   it('GET / reports auth on without a token', async () => {
@@ -279,7 +274,8 @@ for (const kind of ALL_KINDS) {
           expect(reply.json, path).toEqual({
             error: {
               code: 'not_setup',
-              message: 'auth is not set up on this database: run `rest auth setup` (or POST /auth/setup) first',
+              message:
+                'auth is not set up on this database: run `rest auth setup` (or POST /auth/setup) first',
             },
           });
         }

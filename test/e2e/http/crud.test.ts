@@ -15,7 +15,8 @@ forEachDatabase('table CRUD', (ctx) => {
         status: 'ok',
         database: ctx().kind,
         auth: false,
-        warning: 'auth is off: every table is public, readable and writable by anyone; set -auth.secret (REST_AUTH_SECRET) to protect it',
+        warning:
+          'auth is off: every table is public, readable and writable by anyone; set -auth.secret (REST_AUTH_SECRET) to protect it',
       },
     ]);
     expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');

@@ -7,12 +7,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../../compiler/types.js';
-import {
-  ALL_KINDS,
-  createTestDatabase,
-  skipReason,
-  type TestDatabase,
-} from '../../support/databases.js';
+import { ALL_KINDS, createTestDatabase, skipReason, type TestDatabase } from '../../support/databases.js';
 import { client, type Client } from '../../support/http.js';
 import { serverIt } from '../../support/server-only.js';
 import {

@@ -57,23 +57,26 @@ forEachAuthDatabase('policy reload', (ctx, kind) => {
     expect(changed).toBeLessThan(RELOAD_LIMIT_MS);
   });
 
-  serverIt(kind)('a second server on the same database sees a change made through the first within 2 s', async () => {
-    const { http, admin } = ctx();
-    await setPolicies(ctx(), []);
-    const other = await startTestServer(ctx().config);
-    try {
-      const otherHttp = client(other.url);
-      expectStatus(await otherHttp.get('/docs'), 401);
-      const added = await http.post(
-        '/auth_policies',
-        { table_name: 'docs', action: 'read', expression: '', description: 'public' },
-        admin.auth,
-      );
-      expect(added.status, added.text).toBe(201);
-      expect(await msUntilStatus(otherHttp, '/docs', 200)).toBeLessThan(RELOAD_LIMIT_MS);
-    } finally {
-      await other.handle.close();
+  serverIt(kind)(
+    'a second server on the same database sees a change made through the first within 2 s',
+    async () => {
+      const { http, admin } = ctx();
       await setPolicies(ctx(), []);
-    }
-  });
+      const other = await startTestServer(ctx().config);
+      try {
+        const otherHttp = client(other.url);
+        expectStatus(await otherHttp.get('/docs'), 401);
+        const added = await http.post(
+          '/auth_policies',
+          { table_name: 'docs', action: 'read', expression: '', description: 'public' },
+          admin.auth,
+        );
+        expect(added.status, added.text).toBe(201);
+        expect(await msUntilStatus(otherHttp, '/docs', 200)).toBeLessThan(RELOAD_LIMIT_MS);
+      } finally {
+        await other.handle.close();
+        await setPolicies(ctx(), []);
+      }
+    },
+  );
 });

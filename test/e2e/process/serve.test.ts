@@ -29,7 +29,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const STARTUP = /^listening on http:\/\/127\.0\.0\.1:(\d+) \(database sqlite, auth (on|off: every table is public), rls off\)$/;
+const STARTUP =
+  /^listening on http:\/\/127\.0\.0\.1:(\d+) \(database sqlite, auth (on|off: every table is public), rls off\)$/;
 
 function expectOneLineFailure(exit: Exit, code: number, message: RegExp): void {
   expect({ code: exit.code, stdout: exit.stdout }).toEqual({ code, stdout: '' });

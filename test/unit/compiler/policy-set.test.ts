@@ -18,7 +18,13 @@ const NO_OWNER: ColumnTypes = new Map([
   ['title', 'text'],
 ] as const);
 
-const USER: AuthUser = { id: 7, username: 'alice', is_admin: false, is_authenticated: true, claims: { org: 'acme' } };
+const USER: AuthUser = {
+  id: 7,
+  username: 'alice',
+  is_admin: false,
+  is_authenticated: true,
+  claims: { org: 'acme' },
+};
 const ADMIN: AuthUser = { id: 1, username: 'root', is_admin: true, is_authenticated: true, claims: {} };
 const USERS = { anonymous: ANONYMOUS, user: USER, admin: ADMIN } as const;
 
@@ -33,7 +39,11 @@ const single = (expression: string): readonly PolicyRow[] => [row(1, 'posts', 'a
 
 type Kind = Decision['kind'];
 /** The seed's four forms (docs/policy-language.md) × anonymous / logged-in / admin. */
-const SEED_FORMS: readonly (readonly [string, Readonly<Record<keyof typeof USERS, Kind>>, string | undefined])[] = [
+const SEED_FORMS: readonly (readonly [
+  string,
+  Readonly<Record<keyof typeof USERS, Kind>>,
+  string | undefined,
+])[] = [
   ['', { anonymous: 'allow', user: 'allow', admin: 'allow' }, undefined],
   ['auth_user.is_authenticated', { anonymous: 'deny', user: 'allow', admin: 'allow' }, undefined],
   ['auth_user.is_admin', { anonymous: 'deny', user: 'deny', admin: 'allow' }, undefined],
@@ -46,7 +56,8 @@ describe('compilePolicySet → policyFor → decide', () => {
       const policy = compilePolicySet(single(expression), sqliteDialect).policyFor('posts', 'read', COLUMNS);
       const decision = policy.decide(USERS[who]);
       expect(decision.kind).toBe(expected[who]);
-      if (decision.kind === 'filter') expect(renderSql(sqliteDialect, decision.predicate, USERS[who]).text).toBe(predicate);
+      if (decision.kind === 'filter')
+        expect(renderSql(sqliteDialect, decision.predicate, USERS[who]).text).toBe(predicate);
     });
   });
 
@@ -68,7 +79,10 @@ describe('compilePolicySet → policyFor → decide', () => {
   });
 
   it('ORs the chosen rows of one level', () => {
-    const set = compilePolicySet([row(1, 'posts', 'read', 'auth_user.is_admin'), row(2, 'posts', 'read', 'user_id = auth_user.id')], sqliteDialect);
+    const set = compilePolicySet(
+      [row(1, 'posts', 'read', 'auth_user.is_admin'), row(2, 'posts', 'read', 'user_id = auth_user.id')],
+      sqliteDialect,
+    );
     const policy = set.policyFor('posts', 'read', COLUMNS);
     expect(policy.resolution.rows.map((r) => r.id)).toEqual([1, 2]);
     expect(policy.decide(ADMIN).kind).toBe('allow');
@@ -78,7 +92,11 @@ describe('compilePolicySet → policyFor → decide', () => {
   });
 
   it('denies when no row applies', () => {
-    const policy = compilePolicySet([row(1, 'posts', 'read', '')], sqliteDialect).policyFor('posts', 'delete', COLUMNS);
+    const policy = compilePolicySet([row(1, 'posts', 'read', '')], sqliteDialect).policyFor(
+      'posts',
+      'delete',
+      COLUMNS,
+    );
     expect(policy.resolution.level).toBe('none');
     expect(policy.decide(ADMIN).kind).toBe('deny');
     expect(policy.check({}, ADMIN)).toBe(false);
@@ -95,43 +113,57 @@ describe('compilePolicySet → policyFor → decide', () => {
   });
 
   it('keeps the syntax error of a row that does not parse; that row denies, the others still decide', () => {
-    const set = compilePolicySet([row(1, 'posts', 'read', 'user_id = = 1'), row(2, 'posts', 'read', 'auth_user.is_admin')], sqliteDialect);
+    const set = compilePolicySet(
+      [row(1, 'posts', 'read', 'user_id = = 1'), row(2, 'posts', 'read', 'auth_user.is_admin')],
+      sqliteDialect,
+    );
     const parsed = set.policies[0];
     expect(parsed?.ok).toBe(false);
     if (parsed?.ok === false) expect(parsed.error.message).toMatch(/at 1:11/);
     const policy = set.policyFor('posts', 'read', COLUMNS);
     expect(policy.issues).toEqual([
-      { policyId: 1, kind: 'syntax', message: expect.stringMatching(/at 1:11/), pos: { offset: 10, line: 1, column: 11 } },
+      {
+        policyId: 1,
+        kind: 'syntax',
+        message: expect.stringMatching(/at 1:11/),
+        pos: { offset: 10, line: 1, column: 11 },
+      },
     ]);
     expect(policy.decide(ADMIN).kind).toBe('allow');
     expect(policy.decide(USER).kind).toBe('deny');
   });
 
   it('a row that does not type-check on this table denies, with the problem kept', () => {
-    const set = compilePolicySet([row(1, 'all', 'all', "title = 5 or auth_user.is_admin")], sqliteDialect);
+    const set = compilePolicySet([row(1, 'all', 'all', 'title = 5 or auth_user.is_admin')], sqliteDialect);
     const policy = set.policyFor('posts', 'read', COLUMNS);
-    expect(policy.issues.map((i) => [i.policyId, i.kind, i.message])).toEqual([[1, 'type', 'cannot compare a text with a number']]);
+    expect(policy.issues.map((i) => [i.policyId, i.kind, i.message])).toEqual([
+      [1, 'type', 'cannot compare a text with a number'],
+    ]);
     expect(policy.decide(ADMIN).kind).toBe('deny');
   });
 
   it.each([
     ['user_id = auth_user.id', ['user_id']],
     ['auth_user.id = author_id', ['author_id']],
-    ['author_id = auth_user.id and (org = auth_user.claims.org and user_id = auth_user.id)', ['author_id', 'user_id']],
+    [
+      'author_id = auth_user.id and (org = auth_user.claims.org and user_id = auth_user.id)',
+      ['author_id', 'user_id'],
+    ],
     ['author_id = auth_user.id or auth_user.is_admin', []],
     ['not (author_id = auth_user.id)', []],
     ['author_id != auth_user.id', []],
     ['author_id = auth_user.claims.id', []],
   ] as const)('owner columns of %s: %j', (expression, owners) => {
-    expect(compilePolicySet(single(expression), sqliteDialect).policyFor('posts', 'create', COLUMNS).ownerColumns).toEqual(owners);
+    expect(
+      compilePolicySet(single(expression), sqliteDialect).policyFor('posts', 'create', COLUMNS).ownerColumns,
+    ).toEqual(owners);
   });
 
   it('checks new values in-process: TRUE only', () => {
-    const policy = compilePolicySet(single('user_id = auth_user.id and title is not null'), sqliteDialect).policyFor(
-      'posts',
-      'create',
-      COLUMNS,
-    );
+    const policy = compilePolicySet(
+      single('user_id = auth_user.id and title is not null'),
+      sqliteDialect,
+    ).policyFor('posts', 'create', COLUMNS);
     expect(policy.check({ user_id: 7, title: 'x' }, USER)).toBe(true);
     expect(policy.check({ user_id: '7', title: 'x' }, USER)).toBe(true);
     expect(policy.check({ user_id: 8, title: 'x' }, USER)).toBe(false);

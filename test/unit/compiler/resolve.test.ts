@@ -27,8 +27,24 @@ interface Case {
 }
 
 const cases: readonly Case[] = [
-  { name: 'seed: auth_users is decided by its own row', rows: SEED, table: 'auth_users', action: 'read', level: 'table', matched: 'all', chosen: [1] },
-  { name: 'seed: any other table falls back to table_name all', rows: SEED, table: 'posts', action: 'update', level: 'all', matched: 'all', chosen: [3] },
+  {
+    name: 'seed: auth_users is decided by its own row',
+    rows: SEED,
+    table: 'auth_users',
+    action: 'read',
+    level: 'table',
+    matched: 'all',
+    chosen: [1],
+  },
+  {
+    name: 'seed: any other table falls back to table_name all',
+    rows: SEED,
+    table: 'posts',
+    action: 'update',
+    level: 'all',
+    matched: 'all',
+    chosen: [3],
+  },
   {
     name: 'a specific table beats all',
     rows: [...SEED, row(4, 'posts', 'read')],
@@ -58,7 +74,12 @@ const cases: readonly Case[] = [
   },
   {
     name: 'several rows at one level are all chosen (OR)',
-    rows: [row(4, 'posts', 'read', 'a = 1'), row(5, 'posts', 'read', 'b = 2'), row(6, 'posts', 'all'), row(7, 'all', 'read')],
+    rows: [
+      row(4, 'posts', 'read', 'a = 1'),
+      row(5, 'posts', 'read', 'b = 2'),
+      row(6, 'posts', 'all'),
+      row(7, 'all', 'read'),
+    ],
     table: 'posts',
     action: 'read',
     level: 'table',
@@ -67,7 +88,11 @@ const cases: readonly Case[] = [
   },
   {
     name: 'a table with rows for other actions only falls to the all level',
-    rows: [row(4, 'posts', 'read'), row(5, 'all', 'create', 'auth_user.is_authenticated'), row(6, 'all', 'all', 'auth_user.is_admin')],
+    rows: [
+      row(4, 'posts', 'read'),
+      row(5, 'all', 'create', 'auth_user.is_authenticated'),
+      row(6, 'all', 'all', 'auth_user.is_admin'),
+    ],
     table: 'posts',
     action: 'create',
     level: 'all',
@@ -83,7 +108,15 @@ const cases: readonly Case[] = [
     matched: 'all',
     chosen: [5],
   },
-  { name: 'no row at all denies', rows: [], table: 'posts', action: 'read', level: 'none', matched: undefined, chosen: [] },
+  {
+    name: 'no row at all denies',
+    rows: [],
+    table: 'posts',
+    action: 'read',
+    level: 'none',
+    matched: undefined,
+    chosen: [],
+  },
   {
     name: 'rows for other tables and actions only: deny',
     rows: [row(4, 'comments', 'all'), row(5, 'all', 'read'), row(6, 'posts', 'delete')],
@@ -113,7 +146,13 @@ describe('resolvePolicies (docs/policy-language.md)', () => {
   });
 
   it('traces every candidate row of the table and of all with why it was or was not chosen', () => {
-    const rows = [row(4, 'posts', 'all'), row(5, 'posts', 'read'), row(6, 'posts', 'delete'), row(7, 'all', 'all'), row(8, 'other', 'all')];
+    const rows = [
+      row(4, 'posts', 'all'),
+      row(5, 'posts', 'read'),
+      row(6, 'posts', 'delete'),
+      row(7, 'all', 'all'),
+      row(8, 'other', 'all'),
+    ];
     const r = resolvePolicies(rows, 'posts', 'read');
     expect(r.candidates.map((c) => [c.row.id, c.chosen, c.reason])).toEqual([
       [4, false, "action 'read' rows beat action 'all'"],

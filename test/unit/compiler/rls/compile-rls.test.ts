@@ -26,13 +26,16 @@ const ROWS: readonly PolicyRow[] = [
 ];
 
 const OWNER = `("user_id" = (select nullif(current_setting('rest.user_id', true), '')::bigint))`;
-const AUTHENTICATED = "(select coalesce(nullif(current_setting('rest.is_authenticated', true), '')::boolean, false))";
+const AUTHENTICATED =
+  "(select coalesce(nullif(current_setting('rest.is_authenticated', true), '')::boolean, false))";
 const ACTION = "(select nullif(current_setting('rest.action', true), ''))";
 const TO = 'TO "rest_anon", "rest_user"';
 
 describe('compileRls', () => {
   it('emits ENABLE RLS, one restrictive policy per command (SELECT deferring to the write in progress) and a permissive one for everyone', () => {
-    expect(compileRls({ table: 'posts', columns: COLUMNS, policies: ROWS, roles: ['rest_anon', 'rest_user'] })).toEqual([
+    expect(
+      compileRls({ table: 'posts', columns: COLUMNS, policies: ROWS, roles: ['rest_anon', 'rest_user'] }),
+    ).toEqual([
       'ALTER TABLE "posts" ENABLE ROW LEVEL SECURITY',
       'DROP POLICY IF EXISTS "rest_posts_select" ON "posts"',
       `CREATE POLICY "rest_posts_select" ON "posts" AS RESTRICTIVE FOR SELECT ${TO} USING (((select case when ${ACTION} IN ('read') then 1 end) = 1 AND true) OR ` +
@@ -49,7 +52,12 @@ describe('compileRls', () => {
   });
 
   it('keeps one policy for every action a single conjunct an index can serve', () => {
-    const ddl = compileRls({ table: 'notes', columns: COLUMNS, policies: [row(3, 'all', 'all', 'user_id = auth_user.id')], roles: ['rest'] });
+    const ddl = compileRls({
+      table: 'notes',
+      columns: COLUMNS,
+      policies: [row(3, 'all', 'all', 'user_id = auth_user.id')],
+      roles: ['rest'],
+    });
     expect(ddl[2]).toBe(
       `CREATE POLICY "rest_notes_select" ON "notes" AS RESTRICTIVE FOR SELECT TO "rest" USING (((select case when ${ACTION} IN ('read', 'read_mine', 'create', 'update', 'delete') then 1 end) = 1 AND ${OWNER}))`,
     );
@@ -62,15 +70,21 @@ describe('compileRls', () => {
       policies: [row(3, 'all', 'all', 'user_id = auth_user.id'), row(4, 'tags', 'read', '')],
       roles: ['rest'],
     });
-    expect(ddl[4]).toBe('CREATE POLICY "rest_tags_insert" ON "tags" AS RESTRICTIVE FOR INSERT TO "rest" WITH CHECK (false)');
-    expect(ddl[2]).toBe(`CREATE POLICY "rest_tags_select" ON "tags" AS RESTRICTIVE FOR SELECT TO "rest" USING (((select case when ${ACTION} IN ('read') then 1 end) = 1 AND true))`);
+    expect(ddl[4]).toBe(
+      'CREATE POLICY "rest_tags_insert" ON "tags" AS RESTRICTIVE FOR INSERT TO "rest" WITH CHECK (false)',
+    );
+    expect(ddl[2]).toBe(
+      `CREATE POLICY "rest_tags_select" ON "tags" AS RESTRICTIVE FOR SELECT TO "rest" USING (((select case when ${ACTION} IN ('read') then 1 end) = 1 AND true))`,
+    );
   });
 
   it('accepts a compiled PolicySet and quotes table and role names', () => {
     const set = compilePolicySet([row(1, 'we"ird', 'all', '')], postgresDialect);
     const ddl = compileRls({ table: 'we"ird', columns: COLUMNS, policies: set, roles: ["o'role"] });
     expect(ddl[0]).toBe('ALTER TABLE "we""ird" ENABLE ROW LEVEL SECURITY');
-    expect(ddl[8]).toBe('CREATE POLICY "rest_we""ird_delete" ON "we""ird" AS RESTRICTIVE FOR DELETE TO "o\'role" USING (true)');
+    expect(ddl[8]).toBe(
+      'CREATE POLICY "rest_we""ird_delete" ON "we""ird" AS RESTRICTIVE FOR DELETE TO "o\'role" USING (true)',
+    );
   });
 
   it('is deterministic', () => {
@@ -123,7 +137,13 @@ describe('session settings', () => {
       { name: 'rest.claims', value: '{}' },
       { name: 'rest.action', value: 'read' },
     ]);
-    const user = { id: 7, username: '', is_admin: true, is_authenticated: true, claims: { org: 'a', bad: 'x\u0000', ['k\u0000']: 1 } };
+    const user = {
+      id: 7,
+      username: '',
+      is_admin: true,
+      is_authenticated: true,
+      claims: { org: 'a', bad: 'x\u0000', ['k\u0000']: 1 },
+    };
     expect(sessionSettingValues(user, 'read_mine').map((s) => s.value)).toEqual([
       '7',
       '""',

@@ -42,7 +42,11 @@ interface Case {
 const cases: readonly Case[] = [
   {
     policy: '',
-    portable: { postgres: { text: 'true', values: [] }, mysql: { text: 'TRUE', values: [] }, sqlite: { text: '1', values: [] } },
+    portable: {
+      postgres: { text: 'true', values: [] },
+      mysql: { text: 'TRUE', values: [] },
+      sqlite: { text: '1', values: [] },
+    },
     native: 'true',
   },
   {
@@ -75,7 +79,10 @@ const cases: readonly Case[] = [
   {
     policy: 'org = auth_user.claims.org and not flag',
     portable: {
-      postgres: { text: '((("org") COLLATE "C" = ($1::text) COLLATE "C") AND (NOT "flag"))', values: ['acme'] },
+      postgres: {
+        text: '((("org") COLLATE "C" = ($1::text) COLLATE "C") AND (NOT "flag"))',
+        values: ['acme'],
+      },
       mysql: { text: '((CAST(`org` AS BINARY) = CAST(? AS BINARY)) AND (NOT `flag`))', values: ['acme'] },
       sqlite: { text: '(("org" = ?) AND (NOT "flag"))', values: ['acme'] },
     },
@@ -92,7 +99,10 @@ const cases: readonly Case[] = [
         text: '((CAST(`name` AS BINARY) < CAST(? AS BINARY)) OR (`score` >= ?) OR (`id` IN (?, ?, NULL)))',
         values: ['b', 1.5, 1, 2],
       },
-      sqlite: { text: '(("name" < ?) OR ("score" >= ?) OR ("id" IN (?, ?, NULL)))', values: ['b', 1.5, 1, 2] },
+      sqlite: {
+        text: '(("name" < ?) OR ("score" >= ?) OR ("id" IN (?, ?, NULL)))',
+        values: ['b', 1.5, 1, 2],
+      },
     },
     native: `((("name") COLLATE "C" < ('b'::text) COLLATE "C") OR ("score" >= 1.5::numeric) OR ("id" IN (1::bigint, 2::bigint, NULL)))`,
   },
@@ -125,7 +135,10 @@ const cases: readonly Case[] = [
         text: '((CAST(`name` AS BINARY) = CAST(? AS BINARY)) AND (`flag` IS NOT NULL) AND (CAST(`org` AS BINARY) <> CAST(? AS BINARY)))',
         values: ['alice', "x'y\\z"],
       },
-      sqlite: { text: '(("name" = ?) AND ("flag" IS NOT NULL) AND ("org" <> ?))', values: ['alice', "x'y\\z"] },
+      sqlite: {
+        text: '(("name" = ?) AND ("flag" IS NOT NULL) AND ("org" <> ?))',
+        values: ['alice', "x'y\\z"],
+      },
     },
     native:
       `((("name") COLLATE "C" = ((select nullif(current_setting('rest.username', true), '')::jsonb #>> '{}')) COLLATE "C") ` +
@@ -149,21 +162,39 @@ describe('compileToSql', () => {
       expect(renderSql(dialects[name], fragment, USER)).toEqual(portable[name]);
     });
     it('postgres: native predicate reading the session settings', () => {
-      const fragment = compileToSql(parsePolicy(policy), postgresDialect, { columns: COLUMNS, auth: SESSION_BINDING });
+      const fragment = compileToSql(parsePolicy(policy), postgresDialect, {
+        columns: COLUMNS,
+        auth: SESSION_BINDING,
+      });
       expect(renderInlinePostgres(fragment)).toBe(native);
     });
   });
 
   it('binds values only: a string literal never becomes SQL text', () => {
-    const fragment = compileToSql(parsePolicy("name = '1'')) OR 1=1 --'"), dialects.sqlite, { columns: COLUMNS });
-    expect(renderSql(dialects.sqlite, fragment, USER)).toEqual({ text: '("name" = ?)', values: ["1')) OR 1=1 --"] });
+    const fragment = compileToSql(parsePolicy("name = '1'')) OR 1=1 --'"), dialects.sqlite, {
+      columns: COLUMNS,
+    });
+    expect(renderSql(dialects.sqlite, fragment, USER)).toEqual({
+      text: '("name" = ?)',
+      values: ["1')) OR 1=1 --"],
+    });
   });
 
   it('binds an anonymous user as NULLs and false', () => {
-    const fragment = compileToSql(parsePolicy('user_id = auth_user.id or auth_user.is_admin'), dialects.postgres, {
-      columns: COLUMNS,
-    });
-    const anonymous: AuthUser = { id: null, username: null, is_admin: false, is_authenticated: false, claims: {} };
+    const fragment = compileToSql(
+      parsePolicy('user_id = auth_user.id or auth_user.is_admin'),
+      dialects.postgres,
+      {
+        columns: COLUMNS,
+      },
+    );
+    const anonymous: AuthUser = {
+      id: null,
+      username: null,
+      is_admin: false,
+      is_authenticated: false,
+      claims: {},
+    };
     expect(renderSql(dialects.postgres, fragment, anonymous)).toEqual({
       text: '(("user_id" = $1::bigint) OR $2::boolean)',
       values: [null, false],

@@ -9,12 +9,15 @@ describe('SqlBuilder + renderSql', () => {
     mysql: { text: 'SELECT * FROM `we"ird` WHERE `a` = ? AND ?', values: ['x', false] },
     sqlite: { text: 'SELECT * FROM "we""ird" WHERE "a" = ? AND ?', values: ['x', 0] },
   };
-  it.each(Object.keys(expected) as DialectName[])('%s numbers placeholders and quotes identifiers', (name) => {
-    const b = new SqlBuilder(dialects[name]);
-    b.append('SELECT * FROM ').appendIdent('we"ird').append(' WHERE ').appendIdent('a').append(' = ');
-    b.appendValue('x').append(' AND ').appendAuth({ kind: 'is_admin' }, 'boolean');
-    expect(renderSql(dialects[name], b.build(), ANONYMOUS)).toEqual(expected[name]);
-  });
+  it.each(Object.keys(expected) as DialectName[])(
+    '%s numbers placeholders and quotes identifiers',
+    (name) => {
+      const b = new SqlBuilder(dialects[name]);
+      b.append('SELECT * FROM ').appendIdent('we"ird').append(' WHERE ').appendIdent('a').append(' = ');
+      b.appendValue('x').append(' AND ').appendAuth({ kind: 'is_admin' }, 'boolean');
+      expect(renderSql(dialects[name], b.build(), ANONYMOUS)).toEqual(expected[name]);
+    },
+  );
 
   it('refuses to render an auth slot without a user', () => {
     const f = new SqlBuilder(dialects.postgres).appendAuth({ kind: 'id' }).build();

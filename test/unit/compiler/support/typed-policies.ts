@@ -29,8 +29,36 @@ export type TestRow = Readonly<{
 
 /** Texts that collations, padding, case folding and UTF-16 order get wrong. */
 export const EDGE_TEXTS: readonly string[] = [
-  '', 'a', 'A', 'a ', ' a', 'a  ', 'b', 'B', 'é', 'É', 'e', 'ß', 'ss', 'ſ', '😀', '\uffff', 'ﬀ', 'z', 'Z',
-  '0', '1', '10', '2', 'ab', 'aB', "o'k", 'a\\b', '%', '_', 'null',
+  '',
+  'a',
+  'A',
+  'a ',
+  ' a',
+  'a  ',
+  'b',
+  'B',
+  'é',
+  'É',
+  'e',
+  'ß',
+  'ss',
+  'ſ',
+  '😀',
+  '\uffff',
+  'ﬀ',
+  'z',
+  'Z',
+  '0',
+  '1',
+  '10',
+  '2',
+  'ab',
+  'aB',
+  "o'k",
+  'a\\b',
+  '%',
+  '_',
+  'null',
 ];
 const textArb = fc.oneof(
   fc.constantFrom(...EDGE_TEXTS),
@@ -53,14 +81,48 @@ export const rowArbitrary = (id: number): fc.Arbitrary<TestRow> =>
 
 /** A deterministic pool of rows (ids 1..count), the same on every run. */
 export function edgeRows(count: number): readonly TestRow[] {
-  return Array.from({ length: count }, (_, i) => fc.sample(rowArbitrary(i + 1), { numRuns: 1, seed: 7919 * (i + 1) })[0] as TestRow);
+  return Array.from(
+    { length: count },
+    (_, i) => fc.sample(rowArbitrary(i + 1), { numRuns: 1, seed: 7919 * (i + 1) })[0] as TestRow,
+  );
 }
 
 export const CLAIM_NAMES = ['org', 'n', 'ok', 'x'] as const;
 /** JSON claim values of every type, numeric strings inside and outside the 15-digit rule. */
 export const CLAIM_VALUES: readonly unknown[] = [
-  null, 'a', 'A', '', 'a ', 'é', '😀', '1', '2', '-3', '1.5', '007', ' 1', '1.', '1e3', '123456789012345',
-  '1234567890123456', 'true', 'a\u0000', 1, 2, -3, 0, 0.1, 1.5, 2.25, 1e21, true, false, [], {}, [1], { a: 1 },
+  null,
+  'a',
+  'A',
+  '',
+  'a ',
+  'é',
+  '😀',
+  '1',
+  '2',
+  '-3',
+  '1.5',
+  '007',
+  ' 1',
+  '1.',
+  '1e3',
+  '123456789012345',
+  '1234567890123456',
+  'true',
+  'a\u0000',
+  1,
+  2,
+  -3,
+  0,
+  0.1,
+  1.5,
+  2.25,
+  1e21,
+  true,
+  false,
+  [],
+  {},
+  [1],
+  { a: 1 },
 ];
 
 const claimsArb = fc.record(
@@ -87,7 +149,10 @@ const compareOps: readonly CompareOp[] = ['=', '!=', '<', '<=', '>', '>='];
 const claimArb = fc.constantFrom(...CLAIM_NAMES).map((n) => ast.claim(n));
 
 const literalOf: Readonly<Record<ValueType, fc.Arbitrary<LiteralNode>>> = {
-  number: fc.oneof(intArb.map((n) => ast.integer(n)), decimalArb.map((n) => ast.decimal(n))),
+  number: fc.oneof(
+    intArb.map((n) => ast.integer(n)),
+    decimalArb.map((n) => ast.decimal(n)),
+  ),
   text: textArb.map((s) => ast.string(s)),
   boolean: fc.boolean().map((b) => ast.boolean(b)),
 };
@@ -98,12 +163,10 @@ const column = (...names: string[]): fc.WeightedArbitrary<Expr> => ({
 const rare = (a: fc.Arbitrary<Expr>): fc.WeightedArbitrary<Expr> => ({ weight: 1, arbitrary: a });
 /** Columns weigh most, so that most policies split the rows instead of deciding them all alike. */
 const leafOf: Readonly<Record<ValueType, fc.Arbitrary<Expr>>> = {
-  number: fc.oneof(
-    column('id', 'user_id', 'score'),
-    rare(fc.constant(ast.auth('id'))),
-    rare(claimArb),
-    { weight: 2, arbitrary: literalOf.number },
-  ),
+  number: fc.oneof(column('id', 'user_id', 'score'), rare(fc.constant(ast.auth('id'))), rare(claimArb), {
+    weight: 2,
+    arbitrary: literalOf.number,
+  }),
   text: fc.oneof(column('org', 'name'), rare(fc.constant(ast.auth('username'))), rare(claimArb), {
     weight: 2,
     arbitrary: literalOf.text,
@@ -125,10 +188,13 @@ const inOf = (t: ValueType): fc.Arbitrary<Expr> =>
   fc
     .tuple(
       withNull(leafOf[t]),
-      fc.array(fc.oneof({ weight: 6, arbitrary: literalOf[t] }, { weight: 1, arbitrary: fc.constant(ast.null()) }), {
-        minLength: 1,
-        maxLength: 3,
-      }),
+      fc.array(
+        fc.oneof({ weight: 6, arbitrary: literalOf[t] }, { weight: 1, arbitrary: fc.constant(ast.null()) }),
+        {
+          minLength: 1,
+          maxLength: 3,
+        },
+      ),
       fc.boolean(),
     )
     .map(([operand, values, negated]) => ast.in(operand, values, negated));

@@ -51,7 +51,10 @@ describe('judge', () => {
 
   it('never asks to wait longer than one window, though a concurrent attempt that read its clock later started it', () => {
     const later = state({ failures: 5, windowStart: NOW + 1 });
-    expect(judge([{ state: later, limit: 5 }], NOW, WINDOW)).toEqual({ kind: 'refuse', retryAfter: WINDOW / 1000 });
+    expect(judge([{ state: later, limit: 5 }], NOW, WINDOW)).toEqual({
+      kind: 'refuse',
+      retryAfter: WINDOW / 1000,
+    });
   });
 
   it('refuses for the longest window of the limits reached, before waiting on another', () => {

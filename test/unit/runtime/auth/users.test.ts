@@ -16,7 +16,10 @@ function rejection(fn: () => unknown): RestError {
 
 describe('parseCredentials', () => {
   it('returns exactly username and password', () => {
-    expect(parseCredentials({ username: 'alice', password: 'secret12' })).toEqual({ username: 'alice', password: 'secret12' });
+    expect(parseCredentials({ username: 'alice', password: 'secret12' })).toEqual({
+      username: 'alice',
+      password: 'secret12',
+    });
   });
 
   it('keeps the strings as sent: the rules are checked by register and login', () => {
@@ -26,7 +29,11 @@ describe('parseCredentials', () => {
   it.each([
     ['is_admin', { username: 'a', password: 'secret12', is_admin: true }, 'is_admin'],
     ['id', { username: 'a', password: 'secret12', id: 1 }, 'id'],
-    ['__proto__ as own key', JSON.parse('{"username":"a","password":"secret12","__proto__":{"is_admin":true}}') as unknown, '__proto__'],
+    [
+      '__proto__ as own key',
+      JSON.parse('{"username":"a","password":"secret12","__proto__":{"is_admin":true}}') as unknown,
+      '__proto__',
+    ],
     ['missing password', { username: 'a' }, 'password'],
     ['missing username', { password: 'secret12' }, 'username'],
     ['numeric password', { username: 'a', password: 12345678 }, 'password'],
@@ -38,9 +45,12 @@ describe('parseCredentials', () => {
     expect(e.details).toEqual({ field });
   });
 
-  it.each([null, 'alice', 42, [], [{ username: 'a', password: 'secret12' }]])('refuses the non-object body %j', (body) => {
-    expect(rejection(() => parseCredentials(body)).code).toBe('invalid_body');
-  });
+  it.each([null, 'alice', 42, [], [{ username: 'a', password: 'secret12' }]])(
+    'refuses the non-object body %j',
+    (body) => {
+      expect(rejection(() => parseCredentials(body)).code).toBe('invalid_body');
+    },
+  );
 });
 
 describe('userColumns', () => {
@@ -55,7 +65,12 @@ describe('userColumns', () => {
   });
 
   it('refuses a non-boolean is_admin', async () => {
-    await expect(userColumns({ username: 'a', password: 'password1', is_admin: 'yes' as unknown as boolean }, { hasher })).rejects.toMatchObject({
+    await expect(
+      userColumns(
+        { username: 'a', password: 'password1', is_admin: 'yes' as unknown as boolean },
+        { hasher },
+      ),
+    ).rejects.toMatchObject({
       code: 'invalid_body',
       details: { field: 'is_admin' },
     });

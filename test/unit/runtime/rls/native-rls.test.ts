@@ -16,11 +16,7 @@ import { stampsFor } from '../../../../runtime/rls/tamper-watch.js';
 import { prepareRequestRole } from '../../../../runtime/rls/privileges.js';
 import { GENERATED_MARKER, reconcileRls } from '../../../../runtime/rls/reconcile.js';
 import { requestRoleName } from '../../../../runtime/rls/request-role.js';
-import {
-  createTestDatabase,
-  withPg,
-  type TestDatabase,
-} from '../../../support/databases.js';
+import { createTestDatabase, withPg, type TestDatabase } from '../../../support/databases.js';
 import { serverIt } from '../../../support/server-only.js';
 
 const user = (id: number, extra: Partial<AuthUser> = {}): AuthUser => ({
@@ -43,92 +39,92 @@ const DDL = [
   "INSERT INTO notes (user_id, body) VALUES (1, 'a1'), (1, 'a2'), (2, 'b1')",
 ];
 
-describe(
-  'native RLS on PostgreSQL',
-  () => {
-    let db: TestDatabase;
-    let adapter: DbAdapter;
-    let role: string;
-    let pool: pg.Pool;
-    let runner: RequestRunner;
-    const extraRoles: string[] = [];
+describe('native RLS on PostgreSQL', () => {
+  let db: TestDatabase;
+  let adapter: DbAdapter;
+  let role: string;
+  let pool: pg.Pool;
+  let runner: RequestRunner;
+  const extraRoles: string[] = [];
 
-    const admin = <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => withPg(db.url, fn);
-    const reconcile = async () => reconcileRls(adapter, role, { schema: await adapter.introspect() });
-    const read = (u: AuthUser, text = 'SELECT id FROM notes ORDER BY id', action: Action = 'read') =>
-      runner.run({ user: u, action, table: 'notes' }, 'single', (s) => s.query(sql(text)));
-    const newRole = (): string => {
-      const name = `rest_test_role_${randomBytes(5).toString('hex')}`;
-      extraRoles.push(name);
-      return name;
-    };
+  const admin = <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => withPg(db.url, fn);
+  const reconcile = async () => reconcileRls(adapter, role, { schema: await adapter.introspect() });
+  const read = (u: AuthUser, text = 'SELECT id FROM notes ORDER BY id', action: Action = 'read') =>
+    runner.run({ user: u, action, table: 'notes' }, 'single', (s) => s.query(sql(text)));
+  const newRole = (): string => {
+    const name = `rest_test_role_${randomBytes(5).toString('hex')}`;
+    extraRoles.push(name);
+    return name;
+  };
 
-    beforeAll(async () => {
-      db = await createTestDatabase('postgres');
-      await admin(async (c) => {
-        for (const statement of DDL) await c.query(statement);
-      });
-      adapter = await createPgAdapter(db.url);
-      role = await prepareRequestRole(adapter);
-      await reconcile();
-      pool = new pg.Pool({ connectionString: db.url, pipeline: true, max: 1 });
-      runner = createNativeRunner({ adapter: pgAdapterOnPool(pool), role, ...stampsFor(adapter, new Map()) });
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    await admin(async (c) => {
+      for (const statement of DDL) await c.query(statement);
     });
-    afterAll(async () => {
-      await pool?.end();
-      await adapter?.close();
-      await db?.drop();
-      await db?.dropRoles(extraRoles);
+    adapter = await createPgAdapter(db.url);
+    role = await prepareRequestRole(adapter);
+    await reconcile();
+    pool = new pg.Pool({ connectionString: db.url, pipeline: true, max: 1 });
+    runner = createNativeRunner({ adapter: pgAdapterOnPool(pool), role, ...stampsFor(adapter, new Map()) });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await adapter?.close();
+    await db?.drop();
+    await db?.dropRoles(extraRoles);
+  });
+  beforeEach(async () => {
+    await admin((c) => c.query("DELETE FROM notes WHERE body NOT IN ('a1', 'a2', 'b1')"));
+  });
+
+  describe('request role', () => {
+    it('is a NOLOGIN role named after the database, granted to the login role, and RLS applies to it', async () => {
+      expect(role).toBe(`rest_request_${db.name}`);
+      const [r] = await admin(
+        async (c) =>
+          (
+            await c.query(
+              `SELECT rolcanlogin, rolsuper, rolbypassrls, pg_has_role(current_user, oid, 'MEMBER') AS member FROM pg_roles WHERE rolname = $1`,
+              [role],
+            )
+          ).rows,
+      );
+      expect(r).toEqual({ rolcanlogin: false, rolsuper: false, rolbypassrls: false, member: true });
     });
-    beforeEach(async () => {
-      await admin((c) => c.query("DELETE FROM notes WHERE body NOT IN ('a1', 'a2', 'b1')"));
+
+    it('keeps long database names within 63 bytes and distinct', () => {
+      const a = requestRoleName('x'.repeat(70));
+      const b = requestRoleName(`${'x'.repeat(69)}y`);
+      expect(Buffer.byteLength(a)).toBeLessThanOrEqual(63);
+      expect(a).not.toBe(b);
     });
 
-    describe('request role', () => {
-      it('is a NOLOGIN role named after the database, granted to the login role, and RLS applies to it', async () => {
-        expect(role).toBe(`rest_request_${db.name}`);
-        const [r] = await admin(
-          async (c) =>
-            (
-              await c.query(
-                `SELECT rolcanlogin, rolsuper, rolbypassrls, pg_has_role(current_user, oid, 'MEMBER') AS member FROM pg_roles WHERE rolname = $1`,
-                [role],
-              )
-            ).rows,
-        );
-        expect(r).toEqual({ rolcanlogin: false, rolsuper: false, rolbypassrls: false, member: true });
-      });
-
-      it('keeps long database names within 63 bytes and distinct', () => {
-        const a = requestRoleName('x'.repeat(70));
-        const b = requestRoleName(`${'x'.repeat(69)}y`);
-        expect(Buffer.byteLength(a)).toBeLessThanOrEqual(63);
-        expect(a).not.toBe(b);
-      });
-
-      it('is refused when it would bypass RLS: superuser, BYPASSRLS, or owner of a served table', async () => {
-        const cases: Array<[string, string]> = [
-          [`ALTER ROLE ${role} SUPERUSER`, `ALTER ROLE ${role} NOSUPERUSER`],
-          [`ALTER ROLE ${role} BYPASSRLS`, `ALTER ROLE ${role} NOBYPASSRLS`],
-          [`ALTER TABLE plain OWNER TO ${role}`, 'ALTER TABLE plain OWNER TO postgres'],
-        ];
-        for (const [make, undo] of cases) {
-          await admin((c) => c.query(make));
-          try {
-            const error = await prepareRequestRole(adapter).then(
-              () => undefined,
-              (e: unknown) => e,
-            );
-            expect(error, make).toBeInstanceOf(RestError);
-            expect((error as RestError).code).toBe('rls_role_bypasses');
-            expect((error as RestError).message).toMatch(/-db\.rls off/);
-          } finally {
-            await admin((c) => c.query(undo));
-          }
+    it('is refused when it would bypass RLS: superuser, BYPASSRLS, or owner of a served table', async () => {
+      const cases: Array<[string, string]> = [
+        [`ALTER ROLE ${role} SUPERUSER`, `ALTER ROLE ${role} NOSUPERUSER`],
+        [`ALTER ROLE ${role} BYPASSRLS`, `ALTER ROLE ${role} NOBYPASSRLS`],
+        [`ALTER TABLE plain OWNER TO ${role}`, 'ALTER TABLE plain OWNER TO postgres'],
+      ];
+      for (const [make, undo] of cases) {
+        await admin((c) => c.query(make));
+        try {
+          const error = await prepareRequestRole(adapter).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(error, make).toBeInstanceOf(RestError);
+          expect((error as RestError).code).toBe('rls_role_bypasses');
+          expect((error as RestError).message).toMatch(/-db\.rls off/);
+        } finally {
+          await admin((c) => c.query(undo));
         }
-      });
+      }
+    });
 
-      serverIt()('fails at startup with one message naming every missing right when the login role lacks them', async () => {
+    serverIt()(
+      'fails at startup with one message naming every missing right when the login role lacks them',
+      async () => {
         const login = newRole();
         await admin((c) => c.query(`CREATE ROLE ${login} LOGIN`));
         const url = new URL(db.url);
@@ -153,240 +149,242 @@ describe(
         } finally {
           await weak.close();
         }
-      });
+      },
+    );
+  });
+
+  describe('reconcile', () => {
+    const policies = async () =>
+      admin(
+        async (c) =>
+          (
+            await c.query(
+              `SELECT tablename, policyname, roles::text[] AS roles, cmd FROM pg_policies WHERE schemaname = current_schema() ORDER BY tablename, policyname`,
+            )
+          ).rows as Array<{ tablename: string; policyname: string; roles: string[]; cmd: string }>,
+      );
+
+    it('enables RLS and creates the generated policies of every served table, visible to a DBA', async () => {
+      const rows = await policies();
+      const notes = rows.filter((r) => r.tablename === 'notes');
+      expect(notes.map((r) => [r.policyname, r.cmd, r.roles])).toEqual([
+        ['rest_notes_delete', 'DELETE', [role]],
+        ['rest_notes_insert', 'INSERT', [role]],
+        ['rest_notes_others', 'ALL', ['public']],
+        ['rest_notes_select', 'SELECT', [role]],
+        ['rest_notes_update', 'UPDATE', [role]],
+      ]);
+      const enabled = await admin(
+        async (c) =>
+          (
+            await c.query(
+              `SELECT relname FROM pg_class WHERE relrowsecurity AND relnamespace = current_schema()::regnamespace ORDER BY 1`,
+            )
+          ).rows,
+      );
+      expect(enabled.map((r) => r['relname'])).toEqual(['auth_policies', 'notes', 'plain']);
     });
 
-    describe('reconcile', () => {
-      const policies = async () =>
-        admin(
-          async (c) =>
-            (
-              await c.query(
-                `SELECT tablename, policyname, roles::text[] AS roles, cmd FROM pg_policies WHERE schemaname = current_schema() ORDER BY tablename, policyname`,
-              )
-            ).rows as Array<{ tablename: string; policyname: string; roles: string[]; cmd: string }>,
-        );
+    it('changes nothing when nothing changed (no DDL, the policies keep their identity)', async () => {
+      const before = await admin(
+        async (c) => (await c.query('SELECT oid, xmin::text FROM pg_policy ORDER BY oid')).rows,
+      );
+      const state = await reconcile();
+      const after = await admin(
+        async (c) => (await c.query('SELECT oid, xmin::text FROM pg_policy ORDER BY oid')).rows,
+      );
+      expect(after).toEqual(before);
+      expect([...state.applied.keys()].sort()).toEqual(['auth_policies', 'notes', 'plain']);
+      expect(state.refused.size).toBe(0);
+    });
 
-      it('enables RLS and creates the generated policies of every served table, visible to a DBA', async () => {
-        const rows = await policies();
-        const notes = rows.filter((r) => r.tablename === 'notes');
-        expect(notes.map((r) => [r.policyname, r.cmd, r.roles])).toEqual([
-          ['rest_notes_delete', 'DELETE', [role]],
-          ['rest_notes_insert', 'INSERT', [role]],
-          ['rest_notes_others', 'ALL', ['public']],
-          ['rest_notes_select', 'SELECT', [role]],
-          ['rest_notes_update', 'UPDATE', [role]],
-        ]);
-        const enabled = await admin(
-          async (c) =>
-            (
-              await c.query(
-                `SELECT relname FROM pg_class WHERE relrowsecurity AND relnamespace = current_schema()::regnamespace ORDER BY 1`,
-              )
-            ).rows,
-        );
-        expect(enabled.map((r) => r['relname'])).toEqual(['auth_policies', 'notes', 'plain']);
+    it('drops stale generated policies and never a hand-written one', async () => {
+      await admin(async (c) => {
+        await c.query(`CREATE POLICY dba_reporting ON notes FOR SELECT TO PUBLIC USING (true)`);
+        await c.query(`CREATE POLICY rest_notes_old ON notes FOR SELECT TO ${role} USING (true)`);
+        await c.query(`COMMENT ON POLICY rest_notes_old ON notes IS '${GENERATED_MARKER} 0000: old'`);
       });
+      try {
+        await reconcile();
+        const names = (await policies()).filter((r) => r.tablename === 'notes').map((r) => r.policyname);
+        expect(names).toContain('dba_reporting');
+        expect(names).not.toContain('rest_notes_old');
+      } finally {
+        await admin((c) => c.query('DROP POLICY dba_reporting ON notes'));
+      }
+    });
 
-      it('changes nothing when nothing changed (no DDL, the policies keep their identity)', async () => {
-        const before = await admin(
-          async (c) => (await c.query('SELECT oid, xmin::text FROM pg_policy ORDER BY oid')).rows,
-        );
-        const state = await reconcile();
-        const after = await admin(
-          async (c) => (await c.query('SELECT oid, xmin::text FROM pg_policy ORDER BY oid')).rows,
-        );
-        expect(after).toEqual(before);
-        expect([...state.applied.keys()].sort()).toEqual(['auth_policies', 'notes', 'plain']);
-        expect(state.refused.size).toBe(0);
-      });
-
-      it('drops stale generated policies and never a hand-written one', async () => {
-        await admin(async (c) => {
-          await c.query(`CREATE POLICY dba_reporting ON notes FOR SELECT TO PUBLIC USING (true)`);
-          await c.query(`CREATE POLICY rest_notes_old ON notes FOR SELECT TO ${role} USING (true)`);
-          await c.query(`COMMENT ON POLICY rest_notes_old ON notes IS '${GENERATED_MARKER} 0000: old'`);
-        });
-        try {
-          await reconcile();
-          const names = (await policies()).filter((r) => r.tablename === 'notes').map((r) => r.policyname);
-          expect(names).toContain('dba_reporting');
-          expect(names).not.toContain('rest_notes_old');
-        } finally {
-          await admin((c) => c.query('DROP POLICY dba_reporting ON notes'));
-        }
-      });
-
-      it('regenerates a table whose policies changed in auth_policies, and only that table', async () => {
-        const oids = async () =>
-          admin(async (c) =>
-            (await c.query(`SELECT polname, oid FROM pg_policy ORDER BY polname`)).rows.map(
-              (r) => `${String(r['polname'])}:${String(r['oid'])}`,
-            ),
-          );
-        const before = await oids();
-        await admin((c) =>
-          c.query(
-            "INSERT INTO auth_policies (description, table_name, action, expression) VALUES ('t', 'plain', 'read', '')",
+    it('regenerates a table whose policies changed in auth_policies, and only that table', async () => {
+      const oids = async () =>
+        admin(async (c) =>
+          (await c.query(`SELECT polname, oid FROM pg_policy ORDER BY polname`)).rows.map(
+            (r) => `${String(r['polname'])}:${String(r['oid'])}`,
           ),
         );
-        try {
-          await reconcile();
-          const after = await oids();
-          expect(after.filter((x) => x.startsWith('rest_notes_'))).toEqual(
-            before.filter((x) => x.startsWith('rest_notes_')),
-          );
-          expect(after.filter((x) => x.startsWith('rest_plain_'))).not.toEqual(
-            before.filter((x) => x.startsWith('rest_plain_')),
-          );
-        } finally {
-          await admin((c) => c.query("DELETE FROM auth_policies WHERE description = 't'"));
-          await reconcile();
-        }
-      });
-
-      it('leaves other roles their access: a second role with its own grants still reads every row', async () => {
-        const reporter = newRole();
-        await admin(async (c) => {
-          await c.query(`CREATE ROLE ${reporter} NOLOGIN`);
-          await c.query(`GRANT SELECT, INSERT ON notes TO ${reporter}`);
-          await c.query(`GRANT USAGE ON SEQUENCE notes_id_seq TO ${reporter}`);
-        });
-        const rows = await admin(async (c) => {
-          await c.query('BEGIN');
-          try {
-            await c.query(`SET LOCAL ROLE ${reporter}`);
-            await c.query("INSERT INTO notes (user_id, body) VALUES (99, 'by reporter')");
-            return (await c.query('SELECT body FROM notes ORDER BY id')).rows.map((r) => r['body']);
-          } finally {
-            await c.query('ROLLBACK');
-          }
-        });
-        expect(rows).toEqual(['a1', 'a2', 'b1', 'by reporter']);
-      });
+      const before = await oids();
+      await admin((c) =>
+        c.query(
+          "INSERT INTO auth_policies (description, table_name, action, expression) VALUES ('t', 'plain', 'read', '')",
+        ),
+      );
+      try {
+        await reconcile();
+        const after = await oids();
+        expect(after.filter((x) => x.startsWith('rest_notes_'))).toEqual(
+          before.filter((x) => x.startsWith('rest_notes_')),
+        );
+        expect(after.filter((x) => x.startsWith('rest_plain_'))).not.toEqual(
+          before.filter((x) => x.startsWith('rest_plain_')),
+        );
+      } finally {
+        await admin((c) => c.query("DELETE FROM auth_policies WHERE description = 't'"));
+        await reconcile();
+      }
     });
 
-    describe('per-request runner', () => {
-      it('filters reads by the policy for each user, and an anonymous request sees nothing', async () => {
-        expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
-        expect((await read(user(2))).rows).toEqual([{ id: 3 }]);
-        expect((await read(ANONYMOUS)).rows).toEqual([]);
+    it('leaves other roles their access: a second role with its own grants still reads every row', async () => {
+      const reporter = newRole();
+      await admin(async (c) => {
+        await c.query(`CREATE ROLE ${reporter} NOLOGIN`);
+        await c.query(`GRANT SELECT, INSERT ON notes TO ${reporter}`);
+        await c.query(`GRANT USAGE ON SEQUENCE notes_id_seq TO ${reporter}`);
       });
-
-      it("never errors nor leaks on a pooled connection whose settings read back as '' after a logged-in request", async () => {
-        // max: 1, so every request reuses the connection the previous one set.
-        await read(user(1));
-        expect((await read(ANONYMOUS)).rows).toEqual([]);
-        expect((await read(user(2))).rows).toEqual([{ id: 3 }]);
-      });
-
-      it('returns the connection idle, as the login role, with empty settings', async () => {
-        await read(user(1));
-        const c = await pool.connect();
+      const rows = await admin(async (c) => {
+        await c.query('BEGIN');
         try {
-          expect(c.getTransactionStatus()).toBe('I');
-          const r = await c.query("SELECT current_user AS who, current_setting('rest.user_id', true) AS uid");
-          expect(r.rows[0]).toEqual({ who: 'postgres', uid: '' });
+          await c.query(`SET LOCAL ROLE ${reporter}`);
+          await c.query("INSERT INTO notes (user_id, body) VALUES (99, 'by reporter')");
+          return (await c.query('SELECT body FROM notes ORDER BY id')).rows.map((r) => r['body']);
         } finally {
-          c.release();
+          await c.query('ROLLBACK');
         }
       });
+      expect(rows).toEqual(['a1', 'a2', 'b1', 'by reporter']);
+    });
+  });
 
-      it('plans requests on tables with subquery policies for their own values, others with the generic plan', async () => {
-        const planMode = (r: RequestRunner) =>
-          r.run({ user: user(1), action: 'read', table: 'notes' }, 'single', (s) =>
-            s.query(sql("SELECT current_setting('plan_cache_mode') AS mode")),
-          );
-        const custom = createNativeRunner({
-          adapter: pgAdapterOnPool(pool),
-          role,
-          ...stampsFor(adapter, new Map()),
-          customPlans: (table) => table === 'notes',
-        });
-        expect((await planMode(custom)).rows).toEqual([{ mode: 'force_custom_plan' }]);
-        expect((await planMode(runner)).rows).toEqual([{ mode: 'auto' }]);
-        // Transaction-local: the pooled connection is back to the default.
-        const c = await pool.connect();
-        try {
-          expect((await c.query("SELECT current_setting('plan_cache_mode') AS mode")).rows).toEqual([
-            { mode: 'auto' },
-          ]);
-        } finally {
-          c.release();
-        }
-      });
+  describe('per-request runner', () => {
+    it('filters reads by the policy for each user, and an anonymous request sees nothing', async () => {
+      expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
+      expect((await read(user(2))).rows).toEqual([{ id: 3 }]);
+      expect((await read(ANONYMOUS)).rows).toEqual([]);
+    });
 
-      it('sends BEGIN, the settings, the check, the statement and COMMIT in one write', async () => {
-        const c = await pool.connect();
-        // net.Socket hands buffered chunks to _writev (several) or _write (one): count those calls.
-        const socket = c.connection.stream as unknown as Record<
-          '_write' | '_writev',
-          (...args: unknown[]) => void
-        >;
-        const original = { _write: socket._write, _writev: socket._writev };
-        let writes = 0;
-        for (const key of ['_write', '_writev'] as const) {
-          const fn = original[key];
-          socket[key] = (...args: unknown[]) => {
-            writes += 1;
-            return fn.apply(socket, args);
-          };
-        }
+    it("never errors nor leaks on a pooled connection whose settings read back as '' after a logged-in request", async () => {
+      // max: 1, so every request reuses the connection the previous one set.
+      await read(user(1));
+      expect((await read(ANONYMOUS)).rows).toEqual([]);
+      expect((await read(user(2))).rows).toEqual([{ id: 3 }]);
+    });
+
+    it('returns the connection idle, as the login role, with empty settings', async () => {
+      await read(user(1));
+      const c = await pool.connect();
+      try {
+        expect(c.getTransactionStatus()).toBe('I');
+        const r = await c.query("SELECT current_user AS who, current_setting('rest.user_id', true) AS uid");
+        expect(r.rows[0]).toEqual({ who: 'postgres', uid: '' });
+      } finally {
         c.release();
-        try {
-          expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
-          expect(writes).toBe(1);
-        } finally {
-          Object.assign(socket, original);
-        }
-      });
+      }
+    });
 
-      it('refuses with 403 a row that breaks WITH CHECK (401 when anonymous) and writes nothing', async () => {
-        const insert = (u: AuthUser) =>
-          runner.run({ user: u, action: 'create', table: 'notes' }, 'transaction', (s) =>
-            s.query(sql('INSERT INTO notes (user_id, body) VALUES ($1, $2) RETURNING id', [2, 'forged'])),
-          );
-        await expect(insert(user(1))).rejects.toMatchObject({ status: 403, code: 'policy_check_failed' });
-        await expect(insert(ANONYMOUS)).rejects.toMatchObject({
-          status: 401,
-          code: 'policy_check_failed',
-          headers: { 'WWW-Authenticate': 'Bearer' },
-        });
-        expect(
-          await admin(
-            async (c) =>
-              (await c.query("SELECT count(*)::int AS n FROM notes WHERE body = 'forged'")).rows[0],
-          ),
-        ).toEqual({ n: 0 });
-        expect((await read(user(2))).rows).toEqual([{ id: 3 }]);
-      });
-
-      it('commits an allowed write and returns it through RETURNING', async () => {
-        const created = await runner.run(
-          { user: user(2), action: 'create', table: 'notes' },
-          'transaction',
-          (s) =>
-            s.query(
-              sql('INSERT INTO notes (user_id, body) VALUES ($1, $2) RETURNING user_id, body', [2, 'mine']),
-            ),
+    it('plans requests on tables with subquery policies for their own values, others with the generic plan', async () => {
+      const planMode = (r: RequestRunner) =>
+        r.run({ user: user(1), action: 'read', table: 'notes' }, 'single', (s) =>
+          s.query(sql("SELECT current_setting('plan_cache_mode') AS mode")),
         );
-        expect(created.rows).toEqual([{ user_id: 2, body: 'mine' }]);
-        expect((await read(user(2), 'SELECT body FROM notes ORDER BY id')).rows).toEqual([
-          { body: 'b1' },
-          { body: 'mine' },
+      const custom = createNativeRunner({
+        adapter: pgAdapterOnPool(pool),
+        role,
+        ...stampsFor(adapter, new Map()),
+        customPlans: (table) => table === 'notes',
+      });
+      expect((await planMode(custom)).rows).toEqual([{ mode: 'force_custom_plan' }]);
+      expect((await planMode(runner)).rows).toEqual([{ mode: 'auto' }]);
+      // Transaction-local: the pooled connection is back to the default.
+      const c = await pool.connect();
+      try {
+        expect((await c.query("SELECT current_setting('plan_cache_mode') AS mode")).rows).toEqual([
+          { mode: 'auto' },
         ]);
-      });
+      } finally {
+        c.release();
+      }
+    });
 
-      it('maps a failing statement once and leaves the connection clean for the next request', async () => {
-        await expect(
-          runner.run({ user: user(1), action: 'create', table: 'notes' }, 'single', (s) =>
-            s.query(sql('INSERT INTO notes (id, user_id, body) VALUES (1, 1, $1)', ['dup'])),
-          ),
-        ).rejects.toMatchObject({ status: 409, code: 'unique_violation' });
+    it('sends BEGIN, the settings, the check, the statement and COMMIT in one write', async () => {
+      const c = await pool.connect();
+      // net.Socket hands buffered chunks to _writev (several) or _write (one): count those calls.
+      const socket = c.connection.stream as unknown as Record<
+        '_write' | '_writev',
+        (...args: unknown[]) => void
+      >;
+      const original = { _write: socket._write, _writev: socket._writev };
+      let writes = 0;
+      for (const key of ['_write', '_writev'] as const) {
+        const fn = original[key];
+        socket[key] = (...args: unknown[]) => {
+          writes += 1;
+          return fn.apply(socket, args);
+        };
+      }
+      c.release();
+      try {
         expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
-      });
+        expect(writes).toBe(1);
+      } finally {
+        Object.assign(socket, original);
+      }
+    });
 
-      serverIt()('answers 503 when the backend dies mid-request, destroys that connection, and serves the next request', async () => {
+    it('refuses with 403 a row that breaks WITH CHECK (401 when anonymous) and writes nothing', async () => {
+      const insert = (u: AuthUser) =>
+        runner.run({ user: u, action: 'create', table: 'notes' }, 'transaction', (s) =>
+          s.query(sql('INSERT INTO notes (user_id, body) VALUES ($1, $2) RETURNING id', [2, 'forged'])),
+        );
+      await expect(insert(user(1))).rejects.toMatchObject({ status: 403, code: 'policy_check_failed' });
+      await expect(insert(ANONYMOUS)).rejects.toMatchObject({
+        status: 401,
+        code: 'policy_check_failed',
+        headers: { 'WWW-Authenticate': 'Bearer' },
+      });
+      expect(
+        await admin(
+          async (c) => (await c.query("SELECT count(*)::int AS n FROM notes WHERE body = 'forged'")).rows[0],
+        ),
+      ).toEqual({ n: 0 });
+      expect((await read(user(2))).rows).toEqual([{ id: 3 }]);
+    });
+
+    it('commits an allowed write and returns it through RETURNING', async () => {
+      const created = await runner.run(
+        { user: user(2), action: 'create', table: 'notes' },
+        'transaction',
+        (s) =>
+          s.query(
+            sql('INSERT INTO notes (user_id, body) VALUES ($1, $2) RETURNING user_id, body', [2, 'mine']),
+          ),
+      );
+      expect(created.rows).toEqual([{ user_id: 2, body: 'mine' }]);
+      expect((await read(user(2), 'SELECT body FROM notes ORDER BY id')).rows).toEqual([
+        { body: 'b1' },
+        { body: 'mine' },
+      ]);
+    });
+
+    it('maps a failing statement once and leaves the connection clean for the next request', async () => {
+      await expect(
+        runner.run({ user: user(1), action: 'create', table: 'notes' }, 'single', (s) =>
+          s.query(sql('INSERT INTO notes (id, user_id, body) VALUES (1, 1, $1)', ['dup'])),
+        ),
+      ).rejects.toMatchObject({ status: 409, code: 'unique_violation' });
+      expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
+    });
+
+    serverIt()(
+      'answers 503 when the backend dies mid-request, destroys that connection, and serves the next request',
+      async () => {
         // Settle the request's promise at once: it rejects as soon as the backend is killed,
         // possibly while the loop below is still polling, and must not count as unhandled.
         const slow = runner
@@ -418,76 +416,75 @@ describe(
           error: { status: 503, code: 'database_unavailable' },
         });
         expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
-      });
+      },
+    );
 
-      it('rolls back and cleans up when the caller throws in a transaction', async () => {
-        await expect(
-          runner.run({ user: user(1), action: 'create', table: 'notes' }, 'transaction', async (s) => {
-            await s.query(sql("INSERT INTO notes (user_id, body) VALUES (1, 'rolled back')"));
-            throw new RestError('forbidden', 'a guard refused');
-          }),
-        ).rejects.toMatchObject({ code: 'forbidden', message: 'a guard refused' });
-        expect(
-          await admin(
-            async (c) =>
-              (await c.query("SELECT count(*)::int AS n FROM notes WHERE body = 'rolled back'")).rows[0],
-          ),
-        ).toEqual({ n: 0 });
-        expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
-      });
-
-      it('refuses a second statement in single mode instead of running it outside RLS', async () => {
-        await expect(
-          runner.run({ user: user(1), action: 'read', table: 'notes' }, 'single', async (s) => {
-            await s.query(sql('SELECT 1'));
-            return s.query(sql('SELECT id FROM notes'));
-          }),
-        ).rejects.toMatchObject({ status: 500 });
-      });
-
-      it('refuses to run anything when RLS is not in force for the role (a superuser) and writes nothing', async () => {
-        const bypassing = createNativeRunner({ adapter: pgAdapterOnPool(pool), role: 'postgres' });
-        await expect(
-          bypassing.run({ user: user(1), action: 'create', table: 'notes' }, 'single', (s) =>
-            s.query(sql("INSERT INTO notes (user_id, body) VALUES (1, 'bypass')")),
-          ),
-        ).rejects.toMatchObject({ status: 503, code: 'rls_not_enforced' });
-        expect(
-          await admin(
-            async (c) =>
-              (await c.query("SELECT count(*)::int AS n FROM notes WHERE body = 'bypass'")).rows[0],
-          ),
-        ).toEqual({ n: 0 });
-      });
-
-      it('evaluates auth_user once per statement (InitPlan), not per row', async () => {
-        const plan = await read(user(1), 'EXPLAIN (COSTS OFF) SELECT id FROM notes');
-        const text = plan.rows.map((r) => String(r['QUERY PLAN'])).join('\n');
-        expect(text).toContain('InitPlan');
-        expect(text).not.toMatch(/SubPlan/);
-      });
-
-      it('uses the read_mine policy when the action is read_mine', async () => {
-        await admin((c) =>
-          c.query(
-            "INSERT INTO auth_policies (description, table_name, action, expression) VALUES ('mine', 'notes', 'read_mine', 'user_id = 2'), ('read', 'notes', 'read', '')",
-          ),
-        );
-        try {
-          await reconcile();
-          expect((await read(user(1), 'SELECT id FROM notes ORDER BY id', 'read_mine')).rows).toEqual([
-            { id: 3 },
-          ]);
-          expect((await read(user(1), 'SELECT id FROM notes ORDER BY id', 'read')).rows).toEqual([
-            { id: 1 },
-            { id: 2 },
-            { id: 3 },
-          ]);
-        } finally {
-          await admin((c) => c.query("DELETE FROM auth_policies WHERE description IN ('mine', 'read')"));
-          await reconcile();
-        }
-      });
+    it('rolls back and cleans up when the caller throws in a transaction', async () => {
+      await expect(
+        runner.run({ user: user(1), action: 'create', table: 'notes' }, 'transaction', async (s) => {
+          await s.query(sql("INSERT INTO notes (user_id, body) VALUES (1, 'rolled back')"));
+          throw new RestError('forbidden', 'a guard refused');
+        }),
+      ).rejects.toMatchObject({ code: 'forbidden', message: 'a guard refused' });
+      expect(
+        await admin(
+          async (c) =>
+            (await c.query("SELECT count(*)::int AS n FROM notes WHERE body = 'rolled back'")).rows[0],
+        ),
+      ).toEqual({ n: 0 });
+      expect((await read(user(1))).rows).toEqual([{ id: 1 }, { id: 2 }]);
     });
-  },
-);
+
+    it('refuses a second statement in single mode instead of running it outside RLS', async () => {
+      await expect(
+        runner.run({ user: user(1), action: 'read', table: 'notes' }, 'single', async (s) => {
+          await s.query(sql('SELECT 1'));
+          return s.query(sql('SELECT id FROM notes'));
+        }),
+      ).rejects.toMatchObject({ status: 500 });
+    });
+
+    it('refuses to run anything when RLS is not in force for the role (a superuser) and writes nothing', async () => {
+      const bypassing = createNativeRunner({ adapter: pgAdapterOnPool(pool), role: 'postgres' });
+      await expect(
+        bypassing.run({ user: user(1), action: 'create', table: 'notes' }, 'single', (s) =>
+          s.query(sql("INSERT INTO notes (user_id, body) VALUES (1, 'bypass')")),
+        ),
+      ).rejects.toMatchObject({ status: 503, code: 'rls_not_enforced' });
+      expect(
+        await admin(
+          async (c) => (await c.query("SELECT count(*)::int AS n FROM notes WHERE body = 'bypass'")).rows[0],
+        ),
+      ).toEqual({ n: 0 });
+    });
+
+    it('evaluates auth_user once per statement (InitPlan), not per row', async () => {
+      const plan = await read(user(1), 'EXPLAIN (COSTS OFF) SELECT id FROM notes');
+      const text = plan.rows.map((r) => String(r['QUERY PLAN'])).join('\n');
+      expect(text).toContain('InitPlan');
+      expect(text).not.toMatch(/SubPlan/);
+    });
+
+    it('uses the read_mine policy when the action is read_mine', async () => {
+      await admin((c) =>
+        c.query(
+          "INSERT INTO auth_policies (description, table_name, action, expression) VALUES ('mine', 'notes', 'read_mine', 'user_id = 2'), ('read', 'notes', 'read', '')",
+        ),
+      );
+      try {
+        await reconcile();
+        expect((await read(user(1), 'SELECT id FROM notes ORDER BY id', 'read_mine')).rows).toEqual([
+          { id: 3 },
+        ]);
+        expect((await read(user(1), 'SELECT id FROM notes ORDER BY id', 'read')).rows).toEqual([
+          { id: 1 },
+          { id: 2 },
+          { id: 3 },
+        ]);
+      } finally {
+        await admin((c) => c.query("DELETE FROM auth_policies WHERE description IN ('mine', 'read')"));
+        await reconcile();
+      }
+    });
+  });
+});

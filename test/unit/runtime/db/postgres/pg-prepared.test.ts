@@ -6,11 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DbAdapter } from '../../../../../runtime/db/adapter.js';
 import { createPgAdapter } from '../../../../../runtime/db/postgres/pg-adapter.js';
 import { createPreparedStatements } from '../../../../../runtime/db/postgres/pg-prepared.js';
-import {
-  createTestDatabase,
-  withPg,
-  type TestDatabase,
-} from '../../../../support/databases.js';
+import { createTestDatabase, withPg, type TestDatabase } from '../../../../support/databases.js';
 
 const sql = (text: string, values: readonly unknown[] = []) => ({ text, values });
 const client = (): pg.ClientBase => ({}) as pg.ClientBase;
@@ -50,55 +46,52 @@ describe('prepared statement names', () => {
   });
 });
 
-describe(
-  `prepared statements on PostgreSQL (postgres)`,
-  () => {
-    let db: TestDatabase;
-    let adapter: DbAdapter;
-    const admin = <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => withPg(db.url, fn);
-    const preparedOnConnection = async (): Promise<string[]> =>
-      (
-        await adapter.query(
-          sql("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'rest\\_%' ORDER BY statement"),
-        )
-      ).rows.map((r) => String(r['statement']));
+describe(`prepared statements on PostgreSQL (postgres)`, () => {
+  let db: TestDatabase;
+  let adapter: DbAdapter;
+  const admin = <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => withPg(db.url, fn);
+  const preparedOnConnection = async (): Promise<string[]> =>
+    (
+      await adapter.query(
+        sql("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'rest\\_%' ORDER BY statement"),
+      )
+    ).rows.map((r) => String(r['statement']));
 
-    beforeAll(async () => {
-      db = await createTestDatabase('postgres');
-      await admin((c) =>
-        c.query('CREATE TABLE t (id integer PRIMARY KEY, a integer); INSERT INTO t VALUES (1, 7)'),
-      );
-      // One connection, so every query below meets the statements the previous ones prepared.
-      adapter = await createPgAdapter(db.url, { poolSize: 1 });
-      await adapter.introspect();
-    });
-    afterAll(async () => {
-      await adapter?.close();
-      await db?.drop();
-    });
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    await admin((c) =>
+      c.query('CREATE TABLE t (id integer PRIMARY KEY, a integer); INSERT INTO t VALUES (1, 7)'),
+    );
+    // One connection, so every query below meets the statements the previous ones prepared.
+    adapter = await createPgAdapter(db.url, { poolSize: 1 });
+    await adapter.introspect();
+  });
+  afterAll(async () => {
+    await adapter?.close();
+    await db?.drop();
+  });
 
-    it('prepares a statement once on the connection and reuses it', async () => {
-      const read = sql('SELECT a FROM t WHERE id = $1', [1]);
-      expect((await adapter.query(read)).rows).toEqual([{ a: 7 }]);
-      expect((await adapter.query(read)).rows).toEqual([{ a: 7 }]);
-      expect(await preparedOnConnection()).toContain('SELECT a FROM t WHERE id = $1');
-    });
+  it('prepares a statement once on the connection and reuses it', async () => {
+    const read = sql('SELECT a FROM t WHERE id = $1', [1]);
+    expect((await adapter.query(read)).rows).toEqual([{ a: 7 }]);
+    expect((await adapter.query(read)).rows).toEqual([{ a: 7 }]);
+    expect(await preparedOnConnection()).toContain('SELECT a FROM t WHERE id = $1');
+  });
 
-    it('answers 503 schema_changed once when a column changed type under a prepared statement, then serves the new type', async () => {
-      const read = sql('SELECT a FROM t WHERE id = $1', [1]);
-      await adapter.query(read);
-      await admin((c) => c.query('ALTER TABLE t ALTER COLUMN a TYPE text'));
-      await expect(adapter.query(read)).rejects.toMatchObject({ status: 503, code: 'schema_changed' });
-      expect((await adapter.query(read)).rows).toEqual([{ a: '7' }]);
-    });
+  it('answers 503 schema_changed once when a column changed type under a prepared statement, then serves the new type', async () => {
+    const read = sql('SELECT a FROM t WHERE id = $1', [1]);
+    await adapter.query(read);
+    await admin((c) => c.query('ALTER TABLE t ALTER COLUMN a TYPE text'));
+    await expect(adapter.query(read)).rejects.toMatchObject({ status: 503, code: 'schema_changed' });
+    expect((await adapter.query(read)).rows).toEqual([{ a: '7' }]);
+  });
 
-    it('retires prepared connections when introspection sees a column change, so no request fails', async () => {
-      const read = sql('SELECT a FROM t WHERE id = $1', [1]);
-      await adapter.query(read);
-      await admin((c) => c.query('ALTER TABLE t ALTER COLUMN a TYPE bigint USING a::bigint'));
-      await adapter.introspect();
-      expect((await adapter.query(read)).rows).toEqual([{ a: 7 }]);
-      expect((await adapter.query(read)).rows).toEqual([{ a: 7 }]);
-    });
-  },
-);
+  it('retires prepared connections when introspection sees a column change, so no request fails', async () => {
+    const read = sql('SELECT a FROM t WHERE id = $1', [1]);
+    await adapter.query(read);
+    await admin((c) => c.query('ALTER TABLE t ALTER COLUMN a TYPE bigint USING a::bigint'));
+    await adapter.introspect();
+    expect((await adapter.query(read)).rows).toEqual([{ a: 7 }]);
+    expect((await adapter.query(read)).rows).toEqual([{ a: 7 }]);
+  });
+});
