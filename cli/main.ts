@@ -9,6 +9,7 @@ import { exitCodeOf, isRestError, RestError } from '../errors/rest-error.js';
 import { authCommand } from './commands/auth-commands.js';
 import { commandContext, processIo, processTerminal, type Terminal } from './context.js';
 import { policyCommand } from './commands/policy-commands.js';
+import { exampleCommand } from './commands/example.js';
 import { serveCommand } from './commands/serve.js';
 import { GLOBAL_OPTIONS } from './config/global-options.js';
 import type { Env } from './config/load-config.js';
@@ -71,6 +72,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     .command(serveCommand(ctx))
     .command(authCommand(ctx))
     .command(policyCommand(ctx))
+    .command(exampleCommand(ctx))
     .example(
       '$0 -db.url postgres://app@localhost/app -addr :8080',
       'serve a PostgreSQL database on port 8080',

@@ -185,6 +185,7 @@ export const ERROR_CODES = {
   },
   username_taken: { category: 'conflict', meaning: 'the username is already taken' },
   already_setup: { category: 'conflict', meaning: 'auth is already set up' },
+  table_exists: { category: 'conflict', meaning: '`rest example`: the example table already exists' },
   not_setup: {
     category: 'conflict',
     meaning: 'auth is not set up on this database: run `rest auth setup` first',
