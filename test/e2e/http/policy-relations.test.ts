@@ -277,6 +277,49 @@ forEachAuthDatabase(
       });
     });
 
+    describe('the documented sets: users read their own rows of the inner tables, admins write them', () => {
+      /** docs/policy-language.md: without these rows the inner tables fall back to `all / all`. */
+      const ADMIN_WRITES = ['memberships', 'shares', 'user_roles'].map((table_name) => ({
+        table_name,
+        action: 'all',
+        expression: 'auth_user.is_admin',
+      }));
+      beforeEach(async () => {
+        await setPolicies(ctx(), [
+          ...OWN_ROWS,
+          ...ADMIN_WRITES,
+          { table_name: 'tasks', action: 'all', expression: TEAM },
+          { table_name: 'papers', action: 'all', expression: SHARED },
+          { table_name: 'articles', action: 'all', expression: EDITOR },
+        ]);
+      });
+
+      it('a user cannot grant themselves a team, a share or a role', async () => {
+        const { http, alice, bob } = ctx();
+        expectStatus(await http.post('/memberships', { team_id: 2, user_id: alice.id }, alice.auth), 403);
+        expectStatus(await http.patch('/memberships/1', { team_id: 2 }, alice.auth), 403);
+        expectStatus(await http.delete('/memberships/2', alice.auth), 403);
+        expectStatus(await http.post('/shares', { paper_id: 2, user_id: alice.id }, alice.auth), 403);
+        expectStatus(await http.post('/user_roles', { user_id: bob.id, role: 'editor' }, bob.auth), 403);
+        expectStatus(await http.patch('/user_roles/2', { role: 'editor' }, bob.auth), 403);
+        expect(idsOf(await http.get('/tasks', alice.auth))).toEqual([1]);
+        expect(idsOf(await http.get('/papers', alice.auth))).toEqual([1, 3]);
+        expect(idsOf(await http.get('/articles', bob.auth))).toEqual([]);
+        expect(idsOf(await http.get('/memberships', alice.auth))).toEqual([1]);
+      });
+
+      it('an admin grants them, and the grant applies at once', async () => {
+        const { http, alice, bob, admin } = ctx();
+        const joined = await http.post('/memberships', { team_id: 2, user_id: alice.id }, admin.auth);
+        expect(joined.status, joined.text).toBe(201);
+        expect((await http.post('/user_roles', { user_id: bob.id, role: 'editor' }, admin.auth)).status).toBe(
+          201,
+        );
+        expect(idsOf(await http.get('/tasks', alice.auth))).toEqual([1, 2]);
+        expect(idsOf(await http.get('/articles', bob.auth))).toEqual([1, 2]);
+      });
+    });
+
     describe('the log', () => {
       const warnings = (c: PolicyContext): string[] =>
         c.server.log.lines.filter((l) => l['level'] === 40).map((l) => String(l['msg']));
