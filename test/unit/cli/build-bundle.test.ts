@@ -1,4 +1,4 @@
-// The bundled `rest` binary (cli/build-bundle.ts): which dependencies esbuild inlines and which stay
+// The bundled `rest` binary (scripts/build-bundle.ts): which dependencies esbuild inlines and which stay
 // packages loaded from node_modules, and what the built binary loads only when it is used.
 
 import { spawnSync } from 'node:child_process';
@@ -12,7 +12,7 @@ import {
   LAZY_PACKAGES,
   lazyPackageSource,
   nodeOnlyPgStream,
-} from '../../../cli/build-bundle.js';
+} from '../../../scripts/build-bundle.js';
 
 const dependencies = (
   JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {

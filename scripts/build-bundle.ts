@@ -1,8 +1,8 @@
 // `npm run build`, after tsc: the `rest` binary (dist/cli/main.js) rebuilt by esbuild from
 // cli/main.ts as one bundle, so that a command starts fast (docs/cli.md). Unbundled, chevrotain's ESM
-// build alone loads some 600 lodash-es modules; bundled, they are one file. Each import() of a
-// handler (cli/commands/*) stays its own chunk under dist/cli/chunks/, loaded when its command
-// runs. The library (dist/index.js) and the rest of dist/ stay tsc's output.
+// build alone loads some 600 lodash-es modules; bundled, they are one file. Each handler that a
+// command definition (cli/commands/*) loads with import() stays its own chunk under
+// dist/cli/chunks/, loaded when its command runs. The library (dist/index.js) and the rest of dist/ stay tsc's output.
 //
 // Bundled: the pure-JavaScript packages, the server's included (express, pino, jose, and the pg and
 // mysql2 drivers, each in the chunk of its adapter, loaded only for its database): resolving and
@@ -15,7 +15,7 @@
 // sql/ from a chunk as it does from tsc's output.
 
 import { readFileSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
@@ -39,11 +39,11 @@ const PG_CLOUDFLARE_CHECK = 'function isCloudflareRuntime() {';
 /** pg/lib/stream.js with its Cloudflare check answering false at once. */
 export function nodeOnlyPgStream(source: string): string {
   if (!source.includes(PG_CLOUDFLARE_CHECK)) {
-    throw new Error(`pg/lib/stream.js no longer has '${PG_CLOUDFLARE_CHECK}': see cli/build-bundle.ts`);
+    throw new Error(`pg/lib/stream.js no longer has '${PG_CLOUDFLARE_CHECK}': see scripts/build-bundle.ts`);
   }
   return source.replace(
     PG_CLOUDFLARE_CHECK,
-    `${PG_CLOUDFLARE_CHECK}\n  return false; // rest runs on Node.js (cli/build-bundle.ts)`,
+    `${PG_CLOUDFLARE_CHECK}\n  return false; // rest runs on Node.js (scripts/build-bundle.ts)`,
   );
 }
 
@@ -133,7 +133,8 @@ async function bundle(root: string): Promise<void> {
   });
 }
 
-// Run as a script (`node dist/cli/build-bundle.js`): the repository is three levels up.
+// Run as a script by `npm run build` (compiled by scripts/tsconfig.json, outside dist/ so that it
+// is not published), which runs it from the repository's root.
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  await bundle(resolve(dirname(fileURLToPath(import.meta.url)), '../..'));
+  await bundle(process.cwd());
 }
