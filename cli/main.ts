@@ -18,6 +18,9 @@ import { normalizeArgv } from './config/normalize-argv.js';
 import { skipHelpCache } from './skip-help-cache.js';
 
 /** Every global flag takes a value (the next argument, even one that begins with '-'). */
+/** The exit code of a command that did what it was asked. */
+const EXIT_SUCCESS = 0;
+
 const VALUE_FLAGS: ReadonlySet<string> = new Set(Object.keys(GLOBAL_OPTIONS));
 
 const EPILOGUE = [
@@ -99,7 +102,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
       said = output;
     });
     if (said !== '') stdout.write(`${said}\n`);
-    return 0;
+    return EXIT_SUCCESS;
   } catch (e) {
     const error = isRestError(e) ? e : undefined;
     const message = error?.message ?? (e instanceof Error ? e.message : String(e));

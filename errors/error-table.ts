@@ -1,5 +1,6 @@
-// README's table of error codes, rendered from the registry (errors/error-codes.ts) and written
-// between two markers by `npm run docs:errors`; test/unit/errors/ fails when README's copy differs.
+// The documentation's table of error codes (docs/http-api.md), rendered from the registry
+// (errors/error-codes.ts) and written between two markers by `npm run docs:errors`; test/unit/errors/
+// fails when the page's copy differs.
 
 import { categoriesOf, ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { exitCodeOf, httpStatusOf } from './rest-error.js';
@@ -25,12 +26,12 @@ export function renderErrorTable(): string {
   return ['| code | HTTP status | exit code | meaning |', '| --- | --- | --- | --- |', ...rows].join('\n');
 }
 
-/** `readme` with what lies between the markers replaced by `table`; throws without both markers. */
-export function withErrorTable(readme: string, table: string): string {
-  const start = readme.indexOf(ERROR_TABLE_START);
-  const end = readme.indexOf(ERROR_TABLE_END);
+/** `page` with what lies between the markers replaced by `table`; throws without both markers. */
+export function withErrorTable(page: string, table: string): string {
+  const start = page.indexOf(ERROR_TABLE_START);
+  const end = page.indexOf(ERROR_TABLE_END);
   if (start < 0 || end < start) {
-    throw new Error(`README has no "${ERROR_TABLE_START}" … "${ERROR_TABLE_END}" markers`);
+    throw new Error(`docs/http-api.md has no "${ERROR_TABLE_START}" … "${ERROR_TABLE_END}" markers`);
   }
-  return `${readme.slice(0, start + ERROR_TABLE_START.length)}\n${table}\n${readme.slice(end)}`;
+  return `${page.slice(0, start + ERROR_TABLE_START.length)}\n${table}\n${page.slice(end)}`;
 }

@@ -41,9 +41,12 @@ const WIDE_RANGES: readonly (readonly [number, number])[] = [
   [0x20000, 0x3fffd],
 ];
 
+/** The width of a zero-width or combining character. */
+const NO_WIDTH = 0;
+
 const charWidth = (c: string): number => {
-  if (ZERO_WIDTH.test(c)) return 0;
   const cp = c.codePointAt(0) ?? 0;
+  if (ZERO_WIDTH.test(c)) return NO_WIDTH;
   return WIDE_RANGES.some(([lo, hi]) => cp >= lo && cp <= hi) ? 2 : 1;
 };
 

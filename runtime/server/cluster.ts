@@ -8,6 +8,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from '../logger.js';
 
 /** Longest wait before a dead worker is replaced; the wait doubles from 250 ms while workers keep dying. */
+/** The exit code of a primary whose workers all stopped as asked. */
+const EXIT_SUCCESS = 0;
 const MAX_RESTART_DELAY_MS = 30_000;
 
 export interface PrimaryOptions {
@@ -80,7 +82,7 @@ export async function runPrimary(options: PrimaryOptions): Promise<number> {
   cluster.off('exit', replace);
   logger.info({ signal, workers: live.size }, `${signal}: asking every worker to finish its requests`);
   await stopAll(live);
-  return 0;
+  return EXIT_SUCCESS;
 }
 
 /**

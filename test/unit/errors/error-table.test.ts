@@ -1,5 +1,5 @@
-// README's error table is the one rendered from the registry. `npm run docs:errors` runs this
-// file with REST_WRITE_ERROR_TABLE=1, which rewrites README's table instead of failing.
+// The error table of docs/http-api.md is the one rendered from the registry. `npm run docs:errors`
+// runs this file with REST_WRITE_ERROR_TABLE=1, which rewrites the page's table instead of failing.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,7 @@ import {
   withErrorTable,
 } from '../../../errors/error-table.js';
 
-const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
+const PAGE = fileURLToPath(new URL('../../../docs/http-api.md', import.meta.url));
 
 const rowOf = (table: string, code: string): string | undefined =>
   table.split('\n').find((line) => line.startsWith(`| \`${code}\` |`));
@@ -42,20 +42,20 @@ describe('the error table', () => {
     expect(() => withErrorTable('# A\n', 'new')).toThrow(/markers/);
   });
 
-  it("is README's table", () => {
-    const readme = readFileSync(README, 'utf8');
-    const updated = withErrorTable(readme, table);
+  it('is the table of docs/http-api.md', () => {
+    const page = readFileSync(PAGE, 'utf8');
+    const updated = withErrorTable(page, table);
     if (process.env['REST_WRITE_ERROR_TABLE'] === '1') {
-      if (updated !== readme) writeFileSync(README, updated);
+      if (updated !== page) writeFileSync(PAGE, updated);
       return;
     }
-    const inReadme = readme.slice(
-      readme.indexOf(ERROR_TABLE_START) + ERROR_TABLE_START.length,
-      readme.indexOf(ERROR_TABLE_END),
+    const inPage = page.slice(
+      page.indexOf(ERROR_TABLE_START) + ERROR_TABLE_START.length,
+      page.indexOf(ERROR_TABLE_END),
     );
     expect(
-      inReadme.trim(),
-      "README's error table differs from errors/error-codes.ts: run `npm run docs:errors` to rewrite it",
+      inPage.trim(),
+      'the error table of docs/http-api.md differs from errors/error-codes.ts: run `npm run docs:errors` to rewrite it',
     ).toBe(table);
   });
 });
