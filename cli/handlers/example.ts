@@ -10,7 +10,7 @@ import { configOf, withDatabase } from './database.js';
 
 export type ExampleArgs = GlobalArgs;
 
-export const EXAMPLE_TABLE = 'notes';
+const EXAMPLE_TABLE = 'notes';
 
 /** An integer key the database generates, the owner's id, and the text. */
 const EXAMPLE_DDL: Readonly<Record<DialectName, string>> = {
@@ -29,6 +29,7 @@ export async function run(ctx: CommandContext, argv: ExampleArgs): Promise<void>
     await adapter.exec(EXAMPLE_DDL[adapter.kind]);
   });
   ctx.io.stdout(
-    `created table ${EXAMPLE_TABLE} (id, user_id, body); with the default policies each user reads and writes only their own notes\n`,
+    `created table ${EXAMPLE_TABLE} (id, user_id, body); with the default policies each user reads and writes only their own notes\n` +
+      `next: serve it (rest, with the same flags), register and log in (POST /auth/register, /auth/login), then POST /${EXAMPLE_TABLE} {"body": "…"}\n`,
   );
 }

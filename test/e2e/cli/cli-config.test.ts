@@ -27,6 +27,7 @@ const COMMANDS: readonly (readonly string[])[] = [
   ['policy'],
   ['policy', 'explain'],
   ['policy', 'compile'],
+  ['example'],
 ];
 
 describe('rest --help', () => {
