@@ -4,9 +4,17 @@
 // row refuses the request (the caller's transaction then rolls everything back).
 
 import type { AuthUser } from '../../compiler/types.js';
-import { internalError } from '../../errors/rest-error.js';
+import { internalError, isRestError } from '../../errors/rest-error.js';
 import type { Row } from '../db/adapter.js';
+import { sqlStateOf } from '../db/map-db-error.js';
 import { checkFailed } from './denials.js';
+
+/** The SQLSTATE a raising check (plan-write's `1 / CASE WHEN (<check>) …`) fails its statement with. */
+const CHECK_FAILED_SQLSTATE = '22012';
+
+/** Whether `e` is a statement ended by its own raising check: the policy refused a row as written. */
+export const raisedCheckFailure = (e: unknown): boolean =>
+  isRestError(e) && sqlStateOf(e.cause) === CHECK_FAILED_SQLSTATE;
 
 export interface StoredJudgement {
   readonly user: AuthUser;

@@ -5,17 +5,15 @@
 import type { Dialect } from '../../compiler/sql/dialect.js';
 import { renderSql, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
-import { internalError, isRestError, RestError } from '../../errors/rest-error.js';
+import { internalError, RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
-import { sqlStateOf } from '../db/map-db-error.js';
 import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
 import { checkFailed, policyDenied, type Rejected } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
-import { judgeStoredRows, type StoredJudgement } from '../enforce/stored-checks.js';
+import { judgeStoredRows, raisedCheckFailure, type StoredJudgement } from '../enforce/stored-checks.js';
 import { selectedColumns } from '../plan/columns.js';
 import { planRead, type ReadRequest } from '../plan/plan-read.js';
 import {
-  CHECK_FAILED_SQLSTATE,
   checkColumnName,
   deleteStatement,
   fitsOneInsert,
@@ -30,6 +28,7 @@ import {
   type StoredShape,
 } from '../plan/plan-write.js';
 import { whereClause } from '../plan/where.js';
+import { planCreate, planUpdate, type WriteCapabilities, type WriteDemands } from '../plan/write-plan.js';
 import { actionOf, type ParsedRequest } from '../request/types.js';
 
 export interface TableHandlerDeps {
@@ -114,12 +113,24 @@ async function oneStatement<T>(
   try {
     return await ctx.deps.runner.run(ctx.run, 'single', fn);
   } catch (e) {
-    if (ctx.check !== undefined && isRestError(e) && sqlStateOf(e.cause) === CHECK_FAILED_SQLSTATE) {
+    if (ctx.check !== undefined && raisedCheckFailure(e)) {
       throw checkFailed(ctx.user, ctx.table.name, action, rejected, e);
     }
     throw e;
   }
 }
+
+const capabilities = (ctx: Ctx): WriteCapabilities => ({
+  returning: ctx.deps.returning,
+  checkInStatement: ctx.deps.dialect.checkInStatement,
+  manyRowInsert: ctx.deps.dialect.manyRowInsert,
+});
+
+const demands = (ctx: Ctx): WriteDemands => ({
+  check: ctx.check !== undefined,
+  checksStoredRows: ctx.guard?.checkStoredRows !== undefined,
+  preparesPatch: ctx.guard?.preparePatch !== undefined,
+});
 
 const judgement = (ctx: Ctx, shape: StoredShape, action: 'create' | 'update'): StoredJudgement | undefined =>
   shape.check === undefined
@@ -166,7 +177,6 @@ async function insertOne(ctx: Ctx, tx: DbSession, row: WriteRow, shape: StoredSh
 
 async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> {
   const { guard, table } = ctx;
-  const { dialect } = ctx.deps;
   const rows = request.rows.map((r) => toWriteRow(table, r));
   const selected = selectedColumns(table, request.select);
   // An empty array creates nothing and needs no statement.
@@ -174,12 +184,11 @@ async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> 
   const many = rows.length > 1;
   // A guard that judges stored rows needs every column it may read, whatever `select` asks for.
   const checkStored = guard?.checkStoredRows;
-  // One INSERT … RETURNING for every row, its check failing the statement where a row fails it.
-  const single =
-    checkStored === undefined &&
-    ctx.deps.returning.insert &&
-    (ctx.check === undefined || dialect.checkInStatement) &&
-    (!many || (dialect.manyRowInsert && fitsOneInsert(table, rows)));
+  const plan = planCreate(capabilities(ctx), demands(ctx), {
+    rows: rows.length,
+    fitsOneStatement: fitsOneInsert(table, rows),
+  });
+  const single = plan.kind === 'one-statement';
   const shape = storedShape(
     ctx,
     checkStored === undefined ? selected : selectedColumns(table, undefined),
@@ -251,14 +260,15 @@ async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> 
     dialect,
   );
   const checkStored = guard?.checkStoredRows;
+  const plan = planUpdate(capabilities(ctx), demands(ctx));
   let updated: number;
 
-  if (guard?.preparePatch === undefined && checkStored === undefined && ctx.check === undefined) {
+  if (plan.kind === 'plain') {
     const result = await ctx.deps.runner.run(ctx.run, 'single', (s) =>
       query(ctx, s, updateStatement(table, patch, where, undefined, dialect)),
     );
     updated = result.rowCount;
-  } else if (checkStored === undefined && ctx.deps.returning.update && ctx.deps.dialect.checkInStatement) {
+  } else if (plan.kind === 'one-statement') {
     // A check fails inside the UPDATE (its RETURNING carries the passed flags): one statement.
     const shape = storedShape(ctx, [], true);
     const judge = judgement(ctx, shape, 'update');

@@ -34,14 +34,12 @@ export interface StoredCheck {
   readonly name: string;
   readonly predicate: SqlFragment;
   /**
-   * PostgreSQL: a row that fails the check ends the statement with division_by_zero (22012), so
-   * nothing is written even when a COMMIT follows in the same round trip (`CHECK_FAILED_SQLSTATE`).
+   * PostgreSQL: a row that fails the check ends the statement with division_by_zero, so nothing is
+   * written even when a COMMIT follows in the same round trip (enforce/stored-checks.ts
+   * `raisedCheckFailure` recognises it).
    */
   readonly raising?: boolean;
 }
-
-/** The SQLSTATE a `raising` check fails its statement with. */
-export const CHECK_FAILED_SQLSTATE = '22012';
 
 /** A column alias no column of `table` has. */
 export function checkColumnName(table: TableInfo): string {
