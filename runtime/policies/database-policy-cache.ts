@@ -8,14 +8,13 @@ import type { PolicyRow } from '../../compiler/types.js';
 import { quoteValue } from '../../errors/quote-value.js';
 import { AUTH_POLICIES_TABLE } from '../auth/auth-ddl.js';
 import type { DbAdapter, SchemaSnapshot } from '../db/adapter.js';
-import type { ChangeSource } from '../db/change-source.js';
+import { databaseChangeSource, type ChangeSource } from '../db/change-source.js';
 import {
   createPolicyCache,
   type PolicyCache,
   type PolicyCacheLogger,
   type PolicySnapshot,
 } from './policy-cache.js';
-import { createPgChangeListener } from '../db/postgres/pg-listener.js';
 import { brokenPolicies, listPolicies } from './policy-service.js';
 import { indexedColumns, relationProblems } from './relation-health.js';
 
@@ -58,35 +57,6 @@ export function policyLoader(
 
 export const policyChangeSource = (deps: DatabasePolicyCacheDeps): ChangeSource =>
   databaseChangeSource(deps, POLICY_CHANNEL);
-
-/**
- * How a cache of rows of this database hears of changes: PostgreSQL LISTENs on `channel` (which a
- * trigger NOTIFYs), MySQL/MariaDB and SQLite poll.
- */
-export function databaseChangeSource(
-  deps: Pick<DatabasePolicyCacheDeps, 'adapter' | 'url' | 'logger' | 'pollIntervalMs'>,
-  channel: string,
-): ChangeSource {
-  switch (deps.adapter.kind) {
-    case 'postgres':
-      return {
-        kind: 'push',
-        subscribe: (onChange) =>
-          createPgChangeListener({
-            url: deps.url,
-            channel,
-            onChange,
-            ...(deps.logger === undefined ? {} : { logger: deps.logger }),
-          }),
-      };
-    case 'mysql':
-    case 'sqlite':
-      return {
-        kind: 'poll',
-        ...(deps.pollIntervalMs === undefined ? {} : { intervalMs: deps.pollIntervalMs }),
-      };
-  }
-}
 
 /**
  * Reports once per process what is wrong with the stored policies. Broken rows (a row that no longer

@@ -21,6 +21,7 @@ import { createTokenService, withSessions } from '../auth/tokens.js';
 import { createUserStates } from '../auth/user-states.js';
 import { DEFAULT_REFRESH_TTL_SECONDS, type Config } from '../config.js';
 import type { DbAdapter } from '../db/adapter.js';
+import { databaseChangeSource } from '../db/change-source.js';
 import { adapterRunner, type RequestRunner } from '../enforce/request-runner.js';
 import { authRoutes, tokenAuthenticate } from '../http/auth-routes.js';
 import type { Authenticate } from '../http/rest-handler.js';
@@ -33,7 +34,7 @@ import {
   withAuthTableGuards,
   writeObservingRunner,
 } from '../policies/auth-table-guards.js';
-import { createDatabasePolicyCache, databaseChangeSource } from '../policies/database-policy-cache.js';
+import { createDatabasePolicyCache } from '../policies/database-policy-cache.js';
 import { createPortableAuthorizer } from '../enforce/portable-authorizer.js';
 import type { NativeRls } from '../rls/native-rls.js';
 

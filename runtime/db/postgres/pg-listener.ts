@@ -48,8 +48,8 @@ export function createPgChangeListener(options: PgChangeListenerOptions): Change
   };
 
   async function connect(): Promise<void> {
-    // The driver is loaded here, not with this module: database-policy-cache.ts imports this
-    // module whatever the database, and a MySQL/MariaDB or SQLite server need not load `pg`.
+    // The driver is loaded here, not with this module: db/change-source.ts imports this module
+    // whatever the database, and a MySQL/MariaDB or SQLite server need not load `pg`.
     const { Client } = (await import('pg')).default;
     if (closed) return;
     const c = new Client({ connectionString: options.url });
