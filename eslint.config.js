@@ -202,7 +202,15 @@ export default tseslint.config(
   {
     // Promises are awaited, returned or handed to something that handles their failure.
     files: ['**/*.ts'],
-    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: {
+        // One program per tsconfig, the first that holds the file (tsconfig.json holds all but
+        // scripts/): eslint . takes some 10 s here, against 14 s with projectService, which
+        // grows its programs file by file as an editor does.
+        project: ['./tsconfig.json', './scripts/tsconfig.json', './bench/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
