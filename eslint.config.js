@@ -6,7 +6,8 @@ import tseslint from 'typescript-eslint';
 
 // The code map (docs/architecture.md), written once as data and enforced below: each list runs
 // from the top floor to the bottom, and a file never imports a room listed before its own (nor a
-// sibling on its own floor). Type-only imports count too.
+// sibling on its own floor). Type-only imports count too, and so does import('…')
+// (importExpressions below); typeof import('…') is not written (consistent-type-imports).
 
 /** The layers of the repository; index.ts and start-server.ts (the library API) stand above them. */
 const LAYERS = ['cli', 'runtime', 'compiler', 'grammar', 'errors'];
@@ -64,6 +65,51 @@ assertPlaced('compiler', COMPILER_ROOMS);
 assertPlaced('runtime', RUNTIME_ROOMS, RUNTIME_VOCABULARY);
 assertPlaced('cli', CLI_ROOMS);
 
+/**
+ * A `group` glob of no-restricted-imports, as written in this file, as a RegExp over an import's
+ * source; as in .gitignore, a glob without a slash also matches a folder's contents (`pg/lib/…`).
+ */
+function globToRegExp(glob) {
+  const body = glob
+    .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*\*\/|\/\*\*|\*/g, (m) => ({ '**/': '(?:.*/)?', '/**': '/.+', '*': '[^/]*' })[m]);
+  return new RegExp(glob.includes('/') ? `^${body}$` : `^(?:.*/)?${body}(?:/.*)?$`);
+}
+
+/**
+ * no-restricted-imports for what it does not see, `import('…')`, checked against the same
+ * patterns' globs: a lazy import cannot point up either.
+ */
+const importExpressions = {
+  meta: {
+    type: 'problem',
+    schema: [{ type: 'object', properties: { patterns: { type: 'array' } }, additionalProperties: false }],
+  },
+  create(context) {
+    const patterns = context.options[0].patterns.map(({ group, message }) => ({
+      sources: group.map(globToRegExp),
+      message,
+    }));
+    return {
+      ImportExpression(node) {
+        const source = node.source.type === 'Literal' ? node.source.value : undefined;
+        if (typeof source !== 'string') return;
+        const hit = patterns.find((p) => p.sources.some((re) => re.test(source)));
+        if (hit === undefined) return;
+        context.report({
+          node,
+          message: `'${source}' import is restricted from being used by a pattern. ${hit.message}`,
+        });
+      },
+    };
+  },
+};
+
+/** Two names, so that a file's layer rule and its room rule both apply (a later block's rule replaces an earlier one's). */
+const importsPlugin = {
+  rules: { 'layer-import-expressions': importExpressions, 'room-import-expressions': importExpressions },
+};
+
 /** The rooms listed before `room` (and its siblings), as paths relative to a file `depth` folders inside the parent. */
 function roomsAbove(floors, room, depth) {
   const at = floors.findIndex((floor) => floor.includes(room));
@@ -84,15 +130,26 @@ function roomRules(parent, floors, options = {}, more = {}) {
     const depths = room.endsWith('.ts') ? [0] : [1, 2, 3];
     return depths.flatMap((depth) => {
       const above = roomsAbove(floors, room, depth).map((p) => (depth === 0 ? `./${p}` : p));
+      const aboveRooms = above.length === 0 ? [] : [{ group: above, message: ROOM_MESSAGE }];
       const patterns = [
-        ...(above.length === 0 ? [] : [{ group: above, message: ROOM_MESSAGE, ...(options[room] ?? {}) }]),
+        ...aboveRooms.map((p) => ({ ...p, ...(options[room] ?? {}) })),
         ...(more[room] ?? []),
       ];
       if (patterns.length === 0) return [];
       const files = room.endsWith('.ts')
         ? [`${parent}/${room}`]
         : [`${parent}/${room}/${'*/'.repeat(depth - 1)}*.ts`];
-      return [{ files, rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] } }];
+      return [
+        {
+          files,
+          rules: {
+            '@typescript-eslint/no-restricted-imports': ['error', { patterns }],
+            ...(aboveRooms.length === 0
+              ? {}
+              : { 'imports/room-import-expressions': ['error', { patterns: aboveRooms }] }),
+          },
+        },
+      ];
     });
   });
 }
@@ -108,27 +165,31 @@ const notBelow = (layer) => ({
   message: LAYER_MESSAGE,
 });
 
-const layerRules = LAYERS.map((layer) => ({
-  files: [`${layer}/**/*.ts`],
+/** A block forbidding `patterns` to files, in import declarations and in import(). */
+const layerBlock = (files, patterns) => ({
+  files,
   rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        patterns: [
-          notBelow(layer),
-          ...(layer === 'compiler' || layer === 'grammar'
-            ? [
-                {
-                  group: ['node:*', 'pg', 'mysql2*', 'better-sqlite3', 'express'],
-                  message: 'The compiler is pure: no I/O.',
-                },
-              ]
-            : []),
-        ],
-      },
-    ],
+    'no-restricted-imports': ['error', { patterns }],
+    'imports/layer-import-expressions': ['error', { patterns }],
   },
-}));
+});
+
+const layerRules = LAYERS.map((layer) =>
+  layerBlock(
+    [`${layer}/**/*.ts`],
+    [
+      notBelow(layer),
+      ...(layer === 'compiler' || layer === 'grammar'
+        ? [
+            {
+              group: ['node:*', 'pg', 'mysql2*', 'better-sqlite3', 'express'],
+              message: 'The compiler is pure: no I/O.',
+            },
+          ]
+        : []),
+    ],
+  ),
+);
 
 const COMMANDS_STAY_LIGHT = [
   {
@@ -168,6 +229,8 @@ const COMMANDS_STAY_LIGHT = [
   },
 ];
 
+const VOCABULARY_PATTERNS = [{ group: ['./*/**'], message: ROOM_MESSAGE }];
+
 const RUNTIME_DB =
   "runtime/db/<kind>/ is one database's driver: it imports the shared runtime/db/ files, never another database's.";
 
@@ -190,6 +253,7 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
   },
   {
+    plugins: { imports: importsPlugin },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -224,26 +288,14 @@ export default tseslint.config(
     // The vocabulary every room uses imports no room.
     files: RUNTIME_VOCABULARY.map((file) => `runtime/${file}`),
     rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['./*/**'], message: ROOM_MESSAGE }] },
-      ],
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: VOCABULARY_PATTERNS }],
+      'imports/room-import-expressions': ['error', { patterns: VOCABULARY_PATTERNS }],
     },
   },
-  {
-    files: ['runtime/db/*/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['../postgres/**', '../mysql/**', '../sqlite/**'], message: RUNTIME_DB },
-            notBelow('runtime'),
-          ],
-        },
-      ],
-    },
-  },
+  layerBlock(
+    ['runtime/db/*/**/*.ts'],
+    [{ group: ['../postgres/**', '../mysql/**', '../sqlite/**'], message: RUNTIME_DB }, notBelow('runtime')],
+  ),
   // A command's definition (name, flags, help) is loaded by every run, --help included; what it
   // does lives in cli/handlers/, imported with import() when it runs (test/unit/cli/lazy-commands.test.ts).
   ...roomRules('cli', CLI_ROOMS, { commands: { allowTypeImports: true } }, { commands: COMMANDS_STAY_LIGHT }),
