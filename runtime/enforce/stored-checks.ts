@@ -1,20 +1,21 @@
 // Checks judge what the database stores (docs/policy-language.md): the portable path's create/update check is
 // evaluated by the database on each row as written — after its coercions, defaults and triggers —
 // and handed back as a flag column with the row; here the flags are read and the first failing
-// row refuses the request (the caller's transaction then rolls everything back).
+// row refuses the request (the caller's transaction then rolls everything back). Where the check
+// raises inside its statement instead (plan-write's `raising`), here its error is recognised; and
+// a table whose stored rows cannot be found again is refused here too.
 
 import type { AuthUser } from '../../compiler/types.js';
-import { internalError, isRestError } from '../../errors/rest-error.js';
+import { internalError, isRestError, type RestError } from '../../errors/rest-error.js';
 import type { Row } from '../db/adapter.js';
 import { sqlStateOf } from '../db/map-db-error.js';
-import { checkFailed } from './denials.js';
+import { checkFailed, policyDenied, type Rejected } from './denials.js';
 
-/** The SQLSTATE a raising check (plan-write's `1 / CASE WHEN (<check>) …`) fails its statement with. */
+/**
+ * The SQLSTATE a raising check (plan-write's `1 / CASE WHEN (<check>) …`) fails its statement
+ * with: PostgreSQL's division_by_zero (https://www.postgresql.org/docs/current/errcodes-appendix.html).
+ */
 const CHECK_FAILED_SQLSTATE = '22012';
-
-/** Whether `e` is a statement ended by its own raising check: the policy refused a row as written. */
-export const raisedCheckFailure = (e: unknown): boolean =>
-  isRestError(e) && sqlStateOf(e.cause) === CHECK_FAILED_SQLSTATE;
 
 export interface StoredJudgement {
   readonly user: AuthUser;
@@ -23,6 +24,23 @@ export interface StoredJudgement {
   /** The flag column's name (see plan-write's StoredCheck). */
   readonly flag: string;
 }
+
+/**
+ * What the error of a statement with a raising check means: where the check ended the statement,
+ * the policy refused a row as written (`rejected`: which one, for a create); any other error is
+ * `e` itself.
+ */
+export const raisedCheckRefusal = (e: unknown, judgement: StoredJudgement, rejected?: Rejected): unknown =>
+  isRestError(e) && sqlStateOf(e.cause) === CHECK_FAILED_SQLSTATE
+    ? checkFailed(judgement.user, judgement.table, judgement.action, rejected, e)
+    : e;
+
+/** Without RETURNING and without a primary key, the rows a write stored cannot be found again. */
+export const unverifiable = (user: AuthUser, table: string): RestError =>
+  policyDenied(user, table, {
+    code: 'policy_check_unverifiable',
+    message: `${table} has no primary key, so this database cannot show the rows a write stored to check them against the policy`,
+  });
 
 /** A flag the database set: 1 passes; 0, NULL or anything else fails closed. */
 const passed = (value: unknown): boolean => value === 1 || value === 1n || value === '1' || value === true;

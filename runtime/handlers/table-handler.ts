@@ -1,6 +1,8 @@
 // One table request, PostgREST's path: authorize → plan → render → run (one statement, or one
-// transaction with the write guards) → the JSON answer. Database errors arrive mapped, by the
-// adapter that ran the statement (runtime/db/<kind>/).
+// transaction with the write guards) → the JSON answer. Each action reads as plan → run → answer;
+// a write's plan (plan/write-plan.ts) says whether it is one statement or a transaction and how
+// its stored rows come back to be judged. Database errors arrive mapped, by the adapter that ran
+// the statement (runtime/db/<kind>/).
 
 import type { Dialect } from '../../compiler/sql/dialect.js';
 import { renderSql, type SqlFragment } from '../../compiler/sql/fragment.js';
@@ -8,15 +10,19 @@ import type { AuthUser } from '../../compiler/types.js';
 import { internalError, RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
-import { checkFailed, policyDenied, type Rejected } from '../enforce/denials.js';
+import { policyDenied, type Rejected } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
-import { judgeStoredRows, raisedCheckFailure, type StoredJudgement } from '../enforce/stored-checks.js';
+import {
+  judgeStoredRows,
+  raisedCheckRefusal,
+  unverifiable,
+  type StoredJudgement,
+} from '../enforce/stored-checks.js';
 import { selectedColumns } from '../plan/columns.js';
 import { planRead, type ReadRequest } from '../plan/plan-read.js';
 import {
-  checkColumnName,
   deleteStatement,
-  fitsOneInsert,
+  hasOutput,
   insertedKeyWhere,
   insertStatement,
   keyedWhere,
@@ -28,7 +34,13 @@ import {
   type StoredShape,
 } from '../plan/plan-write.js';
 import { whereClause } from '../plan/where.js';
-import { planCreate, planUpdate, type WriteCapabilities, type WriteDemands } from '../plan/write-plan.js';
+import {
+  planCreate,
+  planUpdate,
+  type WriteCapabilities,
+  type WritePlan,
+  type WritePolicy,
+} from '../plan/write-plan.js';
 import { actionOf, type ParsedRequest } from '../request/types.js';
 
 export interface TableHandlerDeps {
@@ -47,6 +59,8 @@ export interface HandlerResult {
 type CreateRequest = Extract<ParsedRequest, { kind: 'create' }>;
 type UpdateRequest = Extract<ParsedRequest, { kind: 'update' }>;
 type DeleteRequest = Extract<ParsedRequest, { kind: 'delete' }>;
+type WriteAction = 'create' | 'update';
+type TransactionPlan = Extract<WritePlan, { kind: 'transaction' }>;
 
 interface Ctx {
   readonly deps: TableHandlerDeps;
@@ -85,214 +99,251 @@ async function read(ctx: Ctx, request: ReadRequest): Promise<HandlerResult> {
 const pick = (row: Readonly<Record<string, unknown>>, columns: readonly ColumnInfo[]): Row =>
   Object.fromEntries(columns.filter((c) => Object.hasOwn(row, c.name)).map((c) => [c.name, row[c.name]]));
 
-/** Without RETURNING and without a primary key, the rows a write stored cannot be found again. */
-const unverifiable = (ctx: Ctx): RestError =>
-  policyDenied(ctx.user, ctx.table.name, {
-    code: 'policy_check_unverifiable',
-    message: `${ctx.table.name} has no primary key, so this database cannot show the rows a write stored to check them against the policy`,
-  });
+const capabilities = ({ dialect, returning }: TableHandlerDeps): WriteCapabilities => ({
+  returning,
+  checkInStatement: dialect.checkInStatement,
+  manyRowInsert: dialect.manyRowInsert,
+});
 
-/** The check of this write as a flag column, when the authorizer gave one. */
-function storedShape(ctx: Ctx, columns: readonly ColumnInfo[], raising = false): StoredShape {
-  return ctx.check === undefined
-    ? { columns }
-    : { columns, check: { name: checkColumnName(ctx.table), predicate: ctx.check, raising } };
+const writePolicy = (ctx: Ctx): WritePolicy => ({
+  check: ctx.check,
+  checksStoredRows: ctx.guard?.checkStoredRows !== undefined,
+  preparesPatch: ctx.guard?.preparePatch !== undefined,
+});
+
+const judgementOf = (ctx: Ctx, action: WriteAction, stored: StoredShape): StoredJudgement | undefined =>
+  stored.check === undefined
+    ? undefined
+    : { user: ctx.user, table: ctx.table.name, action, flag: stored.check.name };
+
+/** `rows` as stored without their check's flag; the first row that failed the check refuses the request. */
+function judged(
+  ctx: Ctx,
+  action: WriteAction,
+  stored: StoredShape,
+  rows: readonly Row[],
+  position?: { readonly offset: number; readonly many: boolean },
+): readonly Row[] {
+  const judgement = judgementOf(ctx, action, stored);
+  return judgement === undefined ? rows : judgeStoredRows(rows, judgement, position);
 }
 
+const prepareCreate = async (
+  ctx: Ctx,
+  rows: readonly WriteRow[],
+  s: DbSession,
+): Promise<readonly WriteRow[]> =>
+  ctx.guard?.prepareCreate === undefined ? rows : ctx.guard.prepareCreate(rows, s);
+
+const preparePatch = async (ctx: Ctx, patch: WriteRow, s: DbSession): Promise<WriteRow> =>
+  ctx.guard?.preparePatch === undefined ? patch : ctx.guard.preparePatch(patch, s);
+
 /**
- * A write whose check fails inside its statement (`raising`, PostgreSQL) needs no transaction of
- * its own: one statement, its COMMIT in the same round trip. Its failure is the policy's 401/403
- * (which row of a several-row create failed, the one statement does not tell).
+ * A one-statement write: its own transaction, its COMMIT in the same round trip. Where its raising
+ * check ended it, the policy refused a row (which row of a several-row create, the one statement
+ * does not tell).
  */
 async function oneStatement<T>(
   ctx: Ctx,
-  action: 'create' | 'update',
+  action: WriteAction,
+  stored: StoredShape,
   fn: (s: DbSession) => Promise<T>,
   rejected?: Rejected,
 ): Promise<T> {
   try {
     return await ctx.deps.runner.run(ctx.run, 'single', fn);
   } catch (e) {
-    if (ctx.check !== undefined && raisedCheckFailure(e)) {
-      throw checkFailed(ctx.user, ctx.table.name, action, rejected, e);
-    }
-    throw e;
+    const judgement = judgementOf(ctx, action, stored);
+    throw judgement === undefined ? e : raisedCheckRefusal(e, judgement, rejected);
   }
 }
 
-const capabilities = (ctx: Ctx): WriteCapabilities => ({
-  returning: ctx.deps.returning,
-  checkInStatement: ctx.deps.dialect.checkInStatement,
-  manyRowInsert: ctx.deps.dialect.manyRowInsert,
-});
-
-const demands = (ctx: Ctx): WriteDemands => ({
-  check: ctx.check !== undefined,
-  checksStoredRows: ctx.guard?.checkStoredRows !== undefined,
-  preparesPatch: ctx.guard?.preparePatch !== undefined,
-});
-
-const judgement = (ctx: Ctx, shape: StoredShape, action: 'create' | 'update'): StoredJudgement | undefined =>
-  shape.check === undefined
-    ? undefined
-    : { user: ctx.user, table: ctx.table.name, action, flag: shape.check.name };
-
-const wants = (shape: StoredShape): boolean => shape.columns.length > 0 || shape.check !== undefined;
-
-/** Inserts `rows` in one statement and answers with them as stored (with the check's flag), by RETURNING. */
+/** Inserts `rows` in one statement; their stored columns and flags (what `stored` asks for) by RETURNING. */
 async function insertReturning(
   ctx: Ctx,
   tx: DbSession,
   rows: readonly WriteRow[],
-  shape: StoredShape,
+  stored: StoredShape,
 ): Promise<readonly Row[]> {
-  const inserted = await query(ctx, tx, insertStatement(ctx.table, rows, shape, ctx.deps.dialect));
-  if (!wants(shape)) return rows.map(() => ({}));
+  const inserted = await query(ctx, tx, insertStatement(ctx.table, rows, stored, ctx.deps.dialect));
+  if (!hasOutput(stored)) return rows.map(() => ({}));
   if (inserted.rows.length !== rows.length) {
     throw internalError(`INSERT … RETURNING gave ${inserted.rows.length} rows for ${rows.length}`);
   }
   return inserted.rows;
 }
 
-/** Inserts one row and answers with it as stored (with the check's flag), found by the key the database gave it. */
-async function insertOne(ctx: Ctx, tx: DbSession, row: WriteRow, shape: StoredShape): Promise<Row> {
+/** Inserts one row and reads it back as stored, found by the key the database gave it. */
+async function insertReadBack(
+  ctx: Ctx,
+  tx: DbSession,
+  row: WriteRow,
+  stored: StoredShape,
+): Promise<readonly Row[]> {
   const { table } = ctx;
   const { dialect } = ctx.deps;
-  if (ctx.deps.returning.insert || !wants(shape)) {
-    const [stored = {}] = await insertReturning(ctx, tx, [row], shape);
-    return stored;
-  }
   const inserted = await query(ctx, tx, insertStatement(table, [row], undefined, dialect));
   const where = insertedKeyWhere(table, row, inserted.insertId, dialect);
   if (where === undefined) {
-    if (shape.check !== undefined) throw unverifiable(ctx);
+    if (stored.check !== undefined) throw unverifiable(ctx.user, table.name);
     // Nothing to judge, but no way to read the row back: answer with the values written.
-    return pick(row, shape.columns);
+    return [pick(row, stored.columns)];
   }
-  const [stored, ...more] = (await query(ctx, tx, storedRowsStatement(table, where, shape, dialect))).rows;
-  if (stored === undefined || more.length > 0)
-    throw internalError('the inserted row could not be read back by its key');
-  return stored;
+  const { rows } = await query(ctx, tx, storedRowsStatement(table, where, stored, dialect));
+  if (rows.length !== 1) throw internalError('the inserted row could not be read back by its key');
+  return rows;
 }
+
+async function createInOneStatement(
+  ctx: Ctx,
+  stored: StoredShape,
+  rows: readonly WriteRow[],
+): Promise<readonly Row[]> {
+  const many = rows.length > 1;
+  const written = await oneStatement(
+    ctx,
+    'create',
+    stored,
+    async (s) => insertReturning(ctx, s, await prepareCreate(ctx, rows, s), stored),
+    many ? { many } : { index: 0, many },
+  );
+  return judged(ctx, 'create', stored, written, { offset: 0, many });
+}
+
+async function createInTransaction(
+  ctx: Ctx,
+  plan: TransactionPlan,
+  rows: readonly WriteRow[],
+): Promise<readonly Row[]> {
+  const many = rows.length > 1;
+  return ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
+    const stored: Row[] = [];
+    for (const [index, row] of (await prepareCreate(ctx, rows, tx)).entries()) {
+      const written =
+        plan.readBack === 'by-key'
+          ? await insertReadBack(ctx, tx, row, plan.stored)
+          : await insertReturning(ctx, tx, [row], plan.stored);
+      stored.push(...judged(ctx, 'create', plan.stored, written, { offset: index, many }));
+    }
+    await ctx.guard?.checkStoredRows?.(stored, tx);
+    return stored;
+  });
+}
+
+const runCreate = (ctx: Ctx, plan: WritePlan, rows: readonly WriteRow[]): Promise<readonly Row[]> =>
+  plan.kind === 'one-statement'
+    ? createInOneStatement(ctx, plan.stored, rows)
+    : createInTransaction(ctx, plan, rows);
 
 async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> {
-  const { guard, table } = ctx;
-  const rows = request.rows.map((r) => toWriteRow(table, r));
-  const selected = selectedColumns(table, request.select);
+  const rows = request.rows.map((r) => toWriteRow(ctx.table, r));
+  const selected = selectedColumns(ctx.table, request.select);
   // An empty array creates nothing and needs no statement.
   if (rows.length === 0) return { status: 201, body: [] };
-  const many = rows.length > 1;
-  // A guard that judges stored rows needs every column it may read, whatever `select` asks for.
-  const checkStored = guard?.checkStoredRows;
-  const plan = planCreate(capabilities(ctx), demands(ctx), {
-    rows: rows.length,
-    fitsOneStatement: fitsOneInsert(table, rows),
+  const plan = planCreate({
+    capabilities: capabilities(ctx.deps),
+    policy: writePolicy(ctx),
+    table: ctx.table,
+    rows,
+    selected,
   });
-  const single = plan.kind === 'one-statement';
-  const shape = storedShape(
-    ctx,
-    checkStored === undefined ? selected : selectedColumns(table, undefined),
-    single,
-  );
-  const judge = judgement(ctx, shape, 'create');
-  if (single) {
-    const stored = await oneStatement(
-      ctx,
-      'create',
-      async (s) => {
-        const prepared = guard?.prepareCreate === undefined ? rows : await guard.prepareCreate(rows, s);
-        return insertReturning(ctx, s, prepared, shape);
-      },
-      many ? { many } : { index: 0, many },
-    );
-    const judged = judge === undefined ? stored : judgeStoredRows(stored, judge, { offset: 0, many });
-    const body = judged.map((row) => pick(row, selected));
-    return { status: 201, body: request.many ? body : body[0] };
-  }
-  const created = await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
-    const prepared = guard?.prepareCreate === undefined ? rows : await guard.prepareCreate(rows, tx);
-    const stored: Row[] = [];
-    for (const [index, written] of prepared.entries()) {
-      const row = await insertOne(ctx, tx, written, shape);
-      stored.push(...(judge === undefined ? [row] : judgeStoredRows([row], judge, { offset: index, many })));
-    }
-    await checkStored?.(stored, tx);
-    return stored.map((row) => pick(row, selected));
-  });
-  return { status: 201, body: request.many ? created : created[0] };
+  const body = (await runCreate(ctx, plan, rows)).map((row) => pick(row, selected));
+  return { status: 201, body: request.many ? body : body[0] };
 }
 
-/**
- * Updates the rows `where` selects and hands them back as stored, with the check's flag: by
- * RETURNING, or (MySQL) by locking their keys first, updating exactly those and reading them back.
- */
-async function updateStored(
+interface Updated {
+  readonly count: number;
+  readonly stored: readonly Row[];
+}
+
+/** Updates the rows `where` selects; their stored columns and flags by RETURNING. */
+async function updateReturning(
   ctx: Ctx,
   tx: DbSession,
   patch: WriteRow,
   where: SqlFragment,
-  shape: StoredShape,
-): Promise<{ readonly count: number; readonly stored: readonly Row[] }> {
+  stored: StoredShape,
+): Promise<Updated> {
+  const { rows } = await query(ctx, tx, updateStatement(ctx.table, patch, where, stored, ctx.deps.dialect));
+  return { count: rows.length, stored: rows };
+}
+
+/** Locks the keys of the rows `where` selects, updates exactly those and reads them back as stored. */
+async function updateReadBack(
+  ctx: Ctx,
+  tx: DbSession,
+  patch: WriteRow,
+  where: SqlFragment,
+  stored: StoredShape,
+): Promise<Updated> {
   const { table } = ctx;
   const { dialect } = ctx.deps;
-  if (ctx.deps.returning.update) {
-    const { rows } = await query(ctx, tx, updateStatement(table, patch, where, shape, dialect));
-    return { count: rows.length, stored: rows };
-  }
-  if (table.primaryKey.length === 0) throw unverifiable(ctx);
+  if (table.primaryKey.length === 0) throw unverifiable(ctx.user, table.name);
   const keys = (await query(ctx, tx, lockedKeysStatement(table, where, dialect))).rows;
   const before = keyedWhere(table, keys, dialect);
   const after = keyedWhere(table, patchedKeys(table, keys, patch), dialect);
-  if (before === undefined || after === undefined) throw unverifiable(ctx);
+  if (before === undefined || after === undefined) throw unverifiable(ctx.user, table.name);
   const { rowCount } = await query(ctx, tx, updateStatement(table, patch, before, undefined, dialect));
-  const stored = (await query(ctx, tx, storedRowsStatement(table, after, shape, dialect))).rows;
-  if (stored.length !== keys.length)
+  const { rows } = await query(ctx, tx, storedRowsStatement(table, after, stored, dialect));
+  if (rows.length !== keys.length)
     throw internalError('the updated rows could not be read back by their keys');
-  return { count: rowCount, stored };
+  return { count: rowCount, stored: rows };
 }
 
+/** The rows changed: RETURNING's rows where the statement has one, else the UPDATE's count. */
+async function updateInOneStatement(
+  ctx: Ctx,
+  stored: StoredShape,
+  patch: WriteRow,
+  where: SqlFragment,
+): Promise<number> {
+  const result = await oneStatement(ctx, 'update', stored, async (s) =>
+    query(
+      ctx,
+      s,
+      updateStatement(ctx.table, await preparePatch(ctx, patch, s), where, stored, ctx.deps.dialect),
+    ),
+  );
+  judged(ctx, 'update', stored, result.rows);
+  return hasOutput(stored) ? result.rows.length : result.rowCount;
+}
+
+async function updateInTransaction(
+  ctx: Ctx,
+  plan: TransactionPlan,
+  patch: WriteRow,
+  where: SqlFragment,
+): Promise<number> {
+  return ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
+    const applied = await preparePatch(ctx, patch, tx);
+    if (plan.readBack === 'none') {
+      return (await query(ctx, tx, updateStatement(ctx.table, applied, where, undefined, ctx.deps.dialect)))
+        .rowCount;
+    }
+    const { count, stored } =
+      plan.readBack === 'in-statement'
+        ? await updateReturning(ctx, tx, applied, where, plan.stored)
+        : await updateReadBack(ctx, tx, applied, where, plan.stored);
+    const rows = judged(ctx, 'update', plan.stored, stored);
+    await ctx.guard?.checkStoredRows?.(rows, tx);
+    return count;
+  });
+}
+
+const runUpdate = (ctx: Ctx, plan: WritePlan, patch: WriteRow, where: SqlFragment): Promise<number> =>
+  plan.kind === 'one-statement'
+    ? updateInOneStatement(ctx, plan.stored, patch, where)
+    : updateInTransaction(ctx, plan, patch, where);
+
 async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> {
-  const { table, guard } = ctx;
-  const { dialect } = ctx.deps;
+  const { table } = ctx;
   const patch = toWriteRow(table, request.patch);
   const where = whereClause(
     { table, key: request.key, filters: request.filters, predicate: ctx.predicate },
-    dialect,
+    ctx.deps.dialect,
   );
-  const checkStored = guard?.checkStoredRows;
-  const plan = planUpdate(capabilities(ctx), demands(ctx));
-  let updated: number;
-
-  if (plan.kind === 'plain') {
-    const result = await ctx.deps.runner.run(ctx.run, 'single', (s) =>
-      query(ctx, s, updateStatement(table, patch, where, undefined, dialect)),
-    );
-    updated = result.rowCount;
-  } else if (plan.kind === 'one-statement') {
-    // A check fails inside the UPDATE (its RETURNING carries the passed flags): one statement.
-    const shape = storedShape(ctx, [], true);
-    const judge = judgement(ctx, shape, 'update');
-    const result = await oneStatement(ctx, 'update', async (s) => {
-      const applied = guard?.preparePatch === undefined ? patch : await guard.preparePatch(patch, s);
-      return query(ctx, s, updateStatement(table, applied, where, shape, dialect));
-    });
-    // Without a check there is no RETURNING: the count is the rows the UPDATE changed.
-    if (judge !== undefined) judgeStoredRows(result.rows, judge);
-    updated = judge === undefined ? result.rowCount : result.rows.length;
-  } else {
-    const shape = storedShape(ctx, checkStored === undefined ? [] : selectedColumns(table, undefined));
-    const judge = judgement(ctx, shape, 'update');
-    updated = await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
-      const applied = guard?.preparePatch === undefined ? patch : await guard.preparePatch(patch, tx);
-      if (checkStored === undefined && judge === undefined) {
-        return (await query(ctx, tx, updateStatement(table, applied, where, undefined, dialect))).rowCount;
-      }
-      const { count, stored } = await updateStored(ctx, tx, applied, where, shape);
-      const judged = judge === undefined ? stored : judgeStoredRows(stored, judge);
-      await checkStored?.(judged, tx);
-      return count;
-    });
-  }
+  const plan = planUpdate({ capabilities: capabilities(ctx.deps), policy: writePolicy(ctx), table });
+  const updated = await runUpdate(ctx, plan, patch, where);
   if (request.key !== undefined && updated === 0) throw notFound(table.name);
   return { status: 200, body: { updated } };
 }

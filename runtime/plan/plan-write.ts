@@ -36,7 +36,7 @@ export interface StoredCheck {
   /**
    * PostgreSQL: a row that fails the check ends the statement with division_by_zero, so nothing is
    * written even when a COMMIT follows in the same round trip (enforce/stored-checks.ts
-   * `raisedCheckFailure` recognises it).
+   * `raisedCheckRefusal` recognises it).
    */
   readonly raising?: boolean;
 }
@@ -54,7 +54,8 @@ export interface StoredShape {
   readonly check?: StoredCheck;
 }
 
-const hasOutput = (shape: StoredShape | undefined): shape is StoredShape =>
+/** Whether a write hands back anything of its stored rows (a RETURNING, a read-back). */
+export const hasOutput = (shape: StoredShape | undefined): shape is StoredShape =>
   shape !== undefined && (shape.columns.length > 0 || shape.check !== undefined);
 
 function appendOutput(b: SqlBuilder, { columns, check }: StoredShape): void {

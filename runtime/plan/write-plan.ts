@@ -1,16 +1,19 @@
 // How a create or an update runs, decided once from what the database can do and what the policy
 // asks: the table handler then runs the plan and answers, PostgREST's plan → run → answer.
 //
-// - `one-statement`: one INSERT/UPDATE … RETURNING, its own transaction; a policy check fails the
-//   statement itself where a row fails it (`raising`), so a COMMIT in the same round trip writes
-//   nothing. PostgreSQL's dialect can; one round trip.
-// - `transaction`: BEGIN … COMMIT around one statement per row (or the lock / update / read-back
-//   of an update), the stored rows' flags judged inside it. Needed without RETURNING (MySQL),
-//   without a raising check (SQLite, MariaDB), for a guard that reads the stored rows, and for a
-//   batch too large for one statement.
-// - `plain` (update only): no check and no guard — one UPDATE that only counts its rows.
+// - `one-statement`: one INSERT/UPDATE, its own transaction, RETURNING what the answer and the
+//   check need. A check fails the statement itself where a row fails it (`raising`), so a COMMIT
+//   in the same round trip writes nothing. PostgreSQL's dialect can; one round trip.
+// - `transaction`: BEGIN … COMMIT around the write (one INSERT per row, or the UPDATE) and the
+//   read-back of the rows it stored, whose flags are judged inside it. Needed without RETURNING
+//   (MySQL), without a raising check (SQLite, MariaDB), for a guard that prepares a patch or reads
+//   the stored rows, and for a batch one statement cannot hold.
 
-import type { Returning } from '../db/adapter.js';
+import type { SqlFragment } from '../../compiler/sql/fragment.js';
+import type { ColumnInfo, Returning, TableInfo } from '../db/adapter.js';
+import type { WriteRow } from '../enforce/authorizer.js';
+import { selectedColumns } from './columns.js';
+import { checkColumnName, fitsOneInsert, hasOutput, type StoredShape } from './plan-write.js';
 
 /** What the database and its dialect can do for a write. */
 export interface WriteCapabilities {
@@ -23,37 +26,92 @@ export interface WriteCapabilities {
 }
 
 /** What the policy asks of a write. */
-export interface WriteDemands {
-  /** The authorizer gave a check the rows as stored must satisfy. */
-  readonly check: boolean;
-  /** A write guard reads the rows as stored (the auth tables' guards). */
+export interface WritePolicy {
+  /** What the rows as stored must satisfy (the authorizer's check), evaluated by the database. */
+  readonly check: SqlFragment | undefined;
+  /** A write guard reads every row as stored before the commit (the auth tables' guards). */
   readonly checksStoredRows: boolean;
-  /** A guard rewrites the patch before an update (it needs the update's session). */
+  /** A write guard rewrites an update's patch, in the update's session. */
   readonly preparesPatch: boolean;
 }
 
+export interface CreateInput {
+  readonly capabilities: WriteCapabilities;
+  readonly policy: WritePolicy;
+  readonly table: TableInfo;
+  /** The validated rows of the request (at least one). */
+  readonly rows: readonly WriteRow[];
+  /** The columns the answer shows (`select`). */
+  readonly selected: readonly ColumnInfo[];
+}
+
+export interface UpdateInput {
+  readonly capabilities: WriteCapabilities;
+  readonly policy: WritePolicy;
+  readonly table: TableInfo;
+}
+
+/** How a transaction has the rows its write stored handed back. */
+export type ReadBack =
+  /** Nothing reads them: the write's row count answers. */
+  | 'none'
+  /** By the write's own RETURNING. */
+  | 'in-statement'
+  /**
+   * By a SELECT on their primary keys: an inserted row's key as the database reports it, an
+   * update's rows' keys locked before the UPDATE.
+   */
+  | 'by-key';
+
 export type WritePlan =
-  { readonly kind: 'plain' } | { readonly kind: 'one-statement' } | { readonly kind: 'transaction' };
+  /** `stored`: what the statement's RETURNING hands back (nothing when it has no columns and no check). */
+  | { readonly kind: 'one-statement'; readonly stored: StoredShape }
+  | { readonly kind: 'transaction'; readonly stored: StoredShape; readonly readBack: ReadBack };
 
-export interface CreateShape {
-  readonly rows: number;
-  /** The rows fit one INSERT (the protocol's bound on parameters). */
-  readonly fitsOneStatement: boolean;
+/** The stored rows' columns, and the check as a flag column when the policy has one. */
+function storedShape(
+  table: TableInfo,
+  policy: WritePolicy,
+  columns: readonly ColumnInfo[],
+  raising: boolean,
+): StoredShape {
+  return policy.check === undefined
+    ? { columns }
+    : { columns, check: { name: checkColumnName(table), predicate: policy.check, raising } };
 }
 
-export function planCreate(caps: WriteCapabilities, demands: WriteDemands, shape: CreateShape): WritePlan {
+/** A guard that judges stored rows needs every column it may read, whatever `select` asks for. */
+const guardedColumns = (input: UpdateInput, otherwise: readonly ColumnInfo[]): readonly ColumnInfo[] =>
+  input.policy.checksStoredRows ? selectedColumns(input.table, undefined) : otherwise;
+
+const inTransaction = (stored: StoredShape, returns: boolean): WritePlan => ({
+  kind: 'transaction',
+  stored,
+  readBack: !hasOutput(stored) ? 'none' : returns ? 'in-statement' : 'by-key',
+});
+
+export function planCreate(input: CreateInput): WritePlan {
+  const { capabilities: caps, policy, rows } = input;
+  const columns = guardedColumns(input, input.selected);
   const oneStatement =
-    !demands.checksStoredRows &&
+    !policy.checksStoredRows &&
     caps.returning.insert &&
-    (!demands.check || caps.checkInStatement) &&
-    (shape.rows <= 1 || (caps.manyRowInsert && shape.fitsOneStatement));
-  return { kind: oneStatement ? 'one-statement' : 'transaction' };
+    (policy.check === undefined || caps.checkInStatement) &&
+    (rows.length <= 1 || (caps.manyRowInsert && fitsOneInsert(input.table, rows)));
+  return oneStatement
+    ? { kind: 'one-statement', stored: storedShape(input.table, policy, columns, true) }
+    : inTransaction(storedShape(input.table, policy, columns, false), caps.returning.insert);
 }
 
-export function planUpdate(caps: WriteCapabilities, demands: WriteDemands): WritePlan {
-  if (!demands.preparesPatch && !demands.checksStoredRows && !demands.check) return { kind: 'plain' };
-  if (!demands.checksStoredRows && caps.returning.update && caps.checkInStatement) {
-    return { kind: 'one-statement' };
-  }
-  return { kind: 'transaction' };
+export function planUpdate(input: UpdateInput): WritePlan {
+  const { capabilities: caps, policy } = input;
+  const nothingToJudge = !policy.preparesPatch && !policy.checksStoredRows && policy.check === undefined;
+  const checkedInStatement = !policy.checksStoredRows && caps.returning.update && caps.checkInStatement;
+  // An update's answer is a count: RETURNING carries the check's flags only.
+  return nothingToJudge || checkedInStatement
+    ? { kind: 'one-statement', stored: storedShape(input.table, policy, [], true) }
+    : inTransaction(
+        storedShape(input.table, policy, guardedColumns(input, []), false),
+        caps.returning.update,
+      );
 }
