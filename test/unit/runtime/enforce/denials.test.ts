@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS, type AuthUser } from '../../../../compiler/types.js';
 import { checkFailed, denialStatus, policyDenied } from '../../../../runtime/enforce/denials.js';
-import { judgeStoredRows } from '../../../../runtime/enforce/stored-checks.js';
 
 const alice: AuthUser = { id: 1, username: 'alice', is_admin: false, is_authenticated: true, claims: {} };
 
@@ -48,31 +47,5 @@ describe('policyDenied: the one 401/403 rule', () => {
         message: 'a row of the request is not allowed by the policy of notes; none was written',
       },
     });
-  });
-});
-
-describe('judgeStoredRows', () => {
-  const judgement = { user: alice, table: 'notes', action: 'create' as const, flag: 'rest_check' };
-
-  it('strips the flag of rows the database passed', () => {
-    expect(judgeStoredRows([{ id: 1, rest_check: 1 }], judgement)).toEqual([{ id: 1 }]);
-  });
-
-  it.each([0, null, '0', undefined, 2])('refuses a row whose flag is %s', (flag) => {
-    expect(() => judgeStoredRows([{ id: 1, rest_check: flag }], judgement)).toThrow(
-      expect.objectContaining({ status: 403, code: 'policy_check_failed' }) as Error,
-    );
-  });
-
-  it('places the refused row of a many-row create', () => {
-    expect(() => judgeStoredRows([{ id: 9, rest_check: 0 }], judgement, { offset: 3, many: true })).toThrow(
-      expect.objectContaining({ details: { index: 3 } }) as Error,
-    );
-  });
-
-  it('fails closed when the flag column is missing', () => {
-    expect(() => judgeStoredRows([{ id: 1 }], judgement)).toThrow(
-      expect.objectContaining({ status: 500 }) as Error,
-    );
   });
 });
