@@ -304,6 +304,7 @@ async function updateInOneStatement(
       updateStatement(ctx.table, await preparePatch(ctx, patch, s), where, stored, ctx.deps.dialect),
     ),
   );
+  // The statement ended at a failing row; the flags are read anyway, so that a missing one fails closed.
   judged(ctx, 'update', stored, result.rows);
   return hasOutput(stored) ? result.rows.length : result.rowCount;
 }
