@@ -382,8 +382,8 @@ ${roundsTable(report.write)}
 ${report.command}
 \`\`\`
 
-\`npm run bench -- --smoke\` is the few-second variant the test suite runs (\`test/e2e/bench-smoke.test.ts\`); it writes
-to a temporary directory, leaves the team membership read and the session read out, and ends each window after a number
+\`npm run bench -- --smoke\` is the few-second variant that \`npm run bench:smoke\` checks (\`bench/test/smoke.test.ts\`); it
+writes to a temporary directory, leaves the team membership read and the session read out, and ends each window after a number
 of requests instead of seconds (a round after ${SMOKE_REQUESTS.round} requests, its warm-up after a quarter of that, the login window after
 ${SMOKE_REQUESTS.login} logins). Options: \`--pg-url\`, \`--rounds\`, \`--write-rounds\`, \`--duration <s>\` or \`--requests <n>\`, \`--warmup <s>\` or
 \`--warmup-requests <n>\`, \`--connections\`, \`--login-duration <s>\` or \`--login-requests <n>\`, \`--out <dir>\`, \`--team on|off\`,
