@@ -15,26 +15,12 @@ import {
   skipReason,
   type TestDatabase,
 } from '../../support/databases.js';
+import { client } from '../../support/http.js';
 import { runRest, spawnRest, type RestProcess } from './rest-process.js';
 
 const SECRET = 'a quick start secret of more than thirty-two bytes';
 
-async function post(url: string, body: unknown, token?: string): Promise<{ status: number; json: unknown }> {
-  const reply = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-    },
-    body: JSON.stringify(body),
-  });
-  return { status: reply.status, json: await reply.json() };
-}
-
-async function get(url: string, token: string): Promise<{ status: number; json: unknown }> {
-  const reply = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-  return { status: reply.status, json: await reply.json() };
-}
+const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 
 for (const kind of ALL_KINDS) {
   const reason = skipReason(kind);
@@ -74,13 +60,13 @@ for (const kind of ALL_KINDS) {
         ]);
 
         server = spawnRest([...dbArgs, '-addr', '127.0.0.1:0'], options);
-        const url = await server.started();
+        const http = client(await server.started());
         const users: Record<string, { id: number; token: string }> = {};
         for (const name of ['alice', 'bob']) {
           const credentials = { username: name, password: `${name}-secret-1` };
-          const registered = await post(`${url}/auth/register`, credentials);
+          const registered = await http.post('/auth/register', credentials);
           expect(registered.status).toBe(201);
-          const login = await post(`${url}/auth/login`, credentials);
+          const login = await http.post('/auth/login', credentials);
           expect(login.status).toBe(200);
           users[name] = {
             id: (registered.json as { id: number }).id,
@@ -91,11 +77,15 @@ for (const kind of ALL_KINDS) {
         const bob = users['bob'];
         if (alice === undefined || bob === undefined) throw new Error('both users logged in');
 
-        const written = await post(`${url}/notes`, { body: 'hello from alice' }, alice.token);
+        const written = await http.post('/notes', { body: 'hello from alice' }, bearer(alice.token));
         const note = { id: 1, user_id: alice.id, body: 'hello from alice' };
-        expect(written).toEqual({ status: 201, json: note });
-        expect(await get(`${url}/notes`, alice.token)).toEqual({ status: 200, json: [note] });
-        expect(await get(`${url}/notes`, bob.token)).toEqual({ status: 200, json: [] });
+        expect([written.status, written.json]).toEqual([201, note]);
+        const read = async (token: string) => {
+          const reply = await http.get('/notes', bearer(token));
+          return [reply.status, reply.json];
+        };
+        expect(await read(alice.token)).toEqual([200, [note]]);
+        expect(await read(bob.token)).toEqual([200, []]);
       });
     },
   );
