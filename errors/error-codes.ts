@@ -64,6 +64,10 @@ export const ERROR_CODES = {
     meaning:
       'the database has `auth_users` but no `auth.secret` is configured (and auth is not switched off)',
   },
+  secret_required: {
+    category: 'usage',
+    meaning: '`rest auth anon-key` without an `auth.secret` to sign the key with',
+  },
   rls_needs_postgres: { category: 'usage', meaning: '`-db.rls on` on a database other than PostgreSQL' },
   nothing_to_change: { category: 'usage', meaning: '`auth policy edit` without anything to change' },
   cancelled: { category: 'usage', meaning: 'the password prompt ended without a password' },

@@ -1,7 +1,8 @@
-// `rest auth …`: setup, users and policies, through the services the HTTP side calls.
+// `rest auth …`: setup, the anonymous API key, users and policies, through the services the HTTP side calls.
 
 import type { Argv, CommandModule } from 'yargs';
 import type { GlobalArgs } from '../config/global-options.js';
+import { authAnonKeyCommand } from './auth-anon-key.js';
 import { authPolicyAddCommand } from './auth-policy-add.js';
 import { authPolicyEditCommand } from './auth-policy-edit.js';
 import { authPolicyListCommand } from './auth-policy-list.js';
@@ -27,6 +28,7 @@ export function authCommand(ctx: CommandContext): CommandModule<GlobalArgs, Glob
       group(
         y
           .command(authSetupCommand(ctx))
+          .command(authAnonKeyCommand(ctx))
           .command({
             command: 'user',
             describe: 'List, add, remove or change users',
@@ -66,7 +68,7 @@ export function authCommand(ctx: CommandContext): CommandModule<GlobalArgs, Glob
             'Create the auth tables and the admin account',
           ),
         'auth',
-        'setup, user or policy',
+        'setup, anon-key, user or policy',
       ),
     handler: () => {},
   };

@@ -1,6 +1,7 @@
 // JWT issue and verification (docs/authentication.md): HS256 only, `auth_user` from the verified claims,
 // every bad token one 401 `invalid_token` whose message and `WWW-Authenticate` say why; verified
-// tokens are cached until they expire so a request does not re-verify the signature.
+// tokens are cached until they expire so a request does not re-verify the signature. An anonymous
+// API key (`{"role":"anon"}`, no `user_id`) is the anonymous user.
 
 import { SignJWT, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
@@ -128,8 +129,20 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** `auth_user` of docs/authentication.md from verified claims; throws when `user_id` is not an integer. */
+/** The claims of an anonymous API key: what `rest auth anon-key` signs (docs/authentication.md). */
+export const ANON_KEY_CLAIMS: Readonly<Record<string, unknown>> = Object.freeze({ role: 'anon' });
+
+/** A verified token that carries `"role": "anon"` and no `user_id` is an anonymous API key. */
+function isAnonKey(claims: JWTPayload): boolean {
+  return claims['role'] === ANON_KEY_CLAIMS['role'] && claims['user_id'] === undefined;
+}
+
+/**
+ * `auth_user` of docs/authentication.md from verified claims: the anonymous user for an anonymous
+ * API key; throws when `user_id` is not an integer.
+ */
 export function authUserFromClaims(claims: JWTPayload): AuthUser {
+  if (isAnonKey(claims)) return ANONYMOUS;
   const id = userIdOf(claims['user_id']);
   if (id === undefined) {
     const detail =
@@ -146,11 +159,27 @@ export function authUserFromClaims(claims: JWTPayload): AuthUser {
   });
 }
 
-export function createTokenService(options: TokenServiceOptions): TokenService {
-  const key = new TextEncoder().encode(options.secret);
+/** The secret as an HS256 key; a secret under MIN_SECRET_BYTES is refused. */
+function secretKey(secret: string): Uint8Array {
+  const key = new TextEncoder().encode(secret);
   if (key.byteLength < MIN_SECRET_BYTES) {
     throw new RestError('weak_secret', `the auth secret must be at least ${MIN_SECRET_BYTES} bytes long`);
   }
+  return key;
+}
+
+/**
+ * The anonymous API key of `rest auth anon-key`: ANON_KEY_CLAIMS signed with the secret, nothing
+ * else (no `iat`, no `exp`), so one secret always gives the same key and it lives as long as the secret.
+ */
+export function signAnonKey(secret: string): Promise<string> {
+  return new SignJWT({ ...ANON_KEY_CLAIMS })
+    .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
+    .sign(secretKey(secret));
+}
+
+export function createTokenService(options: TokenServiceOptions): TokenService {
+  const key = secretKey(options.secret);
   const { ttlSeconds } = options;
   if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds <= 0) {
     throw new RestError('invalid_token_ttl', 'the token lifetime must be a positive number of seconds');

@@ -271,7 +271,17 @@ export function authDisabledRoutes(): RequestHandler {
   };
 }
 
-/** `authenticate(req)` of the table and auth endpoints: no header → ANONYMOUS, bad token → 401. */
+/**
+ * `authenticate(req)` of the table and auth endpoints: no header → ANONYMOUS, bad token → 401. An
+ * `apikey` header (what supabase-js sends beside `Authorization`) must hold a good token too; alone,
+ * it is read as the bearer token (an anonymous API key → ANONYMOUS).
+ */
 export function tokenAuthenticate(tokens: TokenService): (req: Request) => Promise<AuthUser> {
-  return (req) => tokens.verify(req.headers.authorization);
+  return async (req) => {
+    const apikey = req.headers.apikey;
+    if (apikey === undefined) return tokens.verify(req.headers.authorization);
+    const keyUser = await tokens.verify(`Bearer ${typeof apikey === 'string' ? apikey : apikey.join(' ')}`);
+    const { authorization } = req.headers;
+    return authorization === undefined ? keyUser : tokens.verify(authorization);
+  };
 }

@@ -57,7 +57,7 @@ describe('usage errors', () => {
   it.each([
     ['an unknown command', ['bogus'], /^rest: Unknown argument: bogus/],
     ['an unknown subcommand', ['auth', 'bogus'], /^rest: Unknown command: bogus/],
-    ['a group without a command', ['auth'], /^rest: auth needs a command: setup, user or policy/],
+    ['a group without a command', ['auth'], /^rest: auth needs a command: setup, anon-key, user or policy/],
     [
       'a nested group without a command',
       ['auth', 'policy'],

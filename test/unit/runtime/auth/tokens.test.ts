@@ -3,7 +3,7 @@ import type { JWTPayload } from 'jose';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ANONYMOUS } from '../../../../compiler/types.js';
 import { RestError } from '../../../../errors/rest-error.js';
-import { TOKEN_PROBLEM_MESSAGES, createTokenService } from '../../../../runtime/auth/tokens.js';
+import { TOKEN_PROBLEM_MESSAGES, createTokenService, signAnonKey } from '../../../../runtime/auth/tokens.js';
 import type { TokenProblem, TokenService } from '../../../../runtime/auth/tokens.js';
 
 const SECRET = 'a-test-secret-that-is-32-bytes!!';
@@ -133,6 +133,51 @@ describe('verify: accepted tokens', () => {
   it('accepts a token valid from 29 s in the future (clock leeway)', async () => {
     const token = await sign({ user_id: 1 }, { nbf: T0 + 29 });
     expect((await service.verify(`Bearer ${token}`)).id).toBe(1);
+  });
+});
+
+describe('anonymous API keys', () => {
+  it('signs exactly {"role":"anon"} with HS256, the same key for the same secret', async () => {
+    const anonKey = await signAnonKey(SECRET);
+    const [header, payload] = anonKey
+      .split('.')
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+    expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });
+    expect(payload).toEqual({ role: 'anon' });
+    expect(await signAnonKey(SECRET)).toBe(anonKey);
+    expect(await signAnonKey(OTHER_SECRET)).not.toBe(anonKey);
+  });
+
+  it('refuses to sign with a secret under 32 bytes', () => {
+    expect(() => signAnonKey('short')).toThrow(expect.objectContaining({ code: 'weak_secret' }));
+  });
+
+  it.each([
+    ['the printed key', () => signAnonKey(SECRET)],
+    ['a key with iat and exp', () => sign({ role: 'anon' }, { exp: T0 + 60 })],
+    ['a key with other claims beside role', () => sign({ role: 'anon', ref: 'project' })],
+  ])('verifies %s as ANONYMOUS', async (_label, key) => {
+    expect(await service.verify(`Bearer ${await key()}`)).toBe(ANONYMOUS);
+  });
+
+  it('takes a token with role anon and a user_id as that user', async () => {
+    const user = await service.verify(`Bearer ${await sign({ role: 'anon', user_id: 4 })}`);
+    expect(user).toMatchObject({ id: 4, is_authenticated: true });
+  });
+
+  it.each([
+    ['another role', async () => sign({ role: 'authenticated' }), 'invalid_user_id'],
+    ['role "Anon"', async () => sign({ role: 'Anon' }), 'invalid_user_id'],
+    ['role ["anon"]', async () => sign({ role: ['anon'] }), 'invalid_user_id'],
+    ['a bad signature', async () => sign({ role: 'anon' }, { secret: OTHER_SECRET }), 'bad_signature'],
+    ['an expired key', async () => sign({ role: 'anon' }, { exp: T0 - 31 }), 'expired'],
+    ['an HS512 key', async () => sign({ role: 'anon' }, { alg: 'HS512' }), 'wrong_algorithm'],
+    ['an unsigned key', async () => new UnsecuredJWT({ role: 'anon' }).encode(), 'wrong_algorithm'],
+  ] as const)('rejects an anon key with %s', async (_label, token, problem) => {
+    const e = await rejection(`Bearer ${await token()}`);
+    expect(e.code).toBe('invalid_token');
+    expect(e.message).toBe(TOKEN_PROBLEM_MESSAGES[problem]);
   });
 });
 
