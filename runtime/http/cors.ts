@@ -1,12 +1,25 @@
 // CORS from the config: an origin is echoed only when listed (never `null`), always with
-// `Vary: Origin`; preflights are answered here, without touching the database.
+// `Vary: Origin`; preflights are answered here, without touching the database. The headers are
+// those both dialects need: the PostgREST clients (postgrest-js, supabase-js) send `Prefer`,
+// `apikey`, `x-client-info`, the profiles and `Range`, and read `Content-Range` and `Location`.
 
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { CorsConfig } from '../config.js';
 
-const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE';
-const ALLOWED_HEADERS = 'Authorization, Content-Type, X-Request-Id';
-const EXPOSED_HEADERS = 'X-Request-Id';
+const ALLOWED_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
+const ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'X-Request-Id',
+  'Prefer',
+  'apikey',
+  'x-client-info',
+  'Accept-Profile',
+  'Content-Profile',
+  'Range',
+  'X-Retry-Count',
+].join(', ');
+const EXPOSED_HEADERS = 'Content-Range, Location, X-Request-Id';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 
 export function isAllowedOrigin(config: CorsConfig, origin: string | undefined): origin is string {

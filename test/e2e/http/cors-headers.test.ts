@@ -6,6 +6,10 @@ import { expectError, forEachDatabase } from './matrix.js';
 
 const ALLOWED = 'https://app.example';
 const cors = { enabled: true, origins: [ALLOWED, 'null'] };
+/** What a browser may send: the seed's headers and those of the PostgREST clients. */
+const ALLOWED_HEADERS =
+  'Authorization, Content-Type, X-Request-Id, Prefer, apikey, x-client-info, Accept-Profile, Content-Profile, Range, X-Retry-Count';
+const EXPOSED_HEADERS = 'Content-Range, Location, X-Request-Id';
 
 function expectCommonHeaders(r: Reply): void {
   expect(r.headers.get('content-type')).toBe('application/json; charset=utf-8');
@@ -21,7 +25,7 @@ forEachDatabase(
         const r = await ctx().http.get(path, { headers: { origin: ALLOWED } });
         expect(r.headers.get('access-control-allow-origin')).toBe(ALLOWED);
         expect(r.headers.get('vary')).toMatch(/\bOrigin\b/);
-        expect(r.headers.get('access-control-expose-headers')).toBe('X-Request-Id');
+        expect(r.headers.get('access-control-expose-headers')).toBe(EXPOSED_HEADERS);
         expectCommonHeaders(r);
       }
     });
@@ -46,13 +50,41 @@ forEachDatabase(
         expect(r.status).toBe(204);
         expect(r.text).toBe('');
         expect(r.headers.get('access-control-allow-origin')).toBe(ALLOWED);
-        expect(r.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, PATCH, DELETE');
-        expect(r.headers.get('access-control-allow-headers')).toBe(
-          'Authorization, Content-Type, X-Request-Id',
-        );
+        expect(r.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, PUT, PATCH, DELETE');
+        expect(r.headers.get('access-control-allow-headers')).toBe(ALLOWED_HEADERS);
         expect(r.headers.get('access-control-max-age')).toBe('600');
         expect(r.headers.get('vary')).toMatch(/\bOrigin\b/);
         expectCommonHeaders(r);
+      }
+    });
+
+    it('lets a PostgREST client preflight every header it sends, on both dialects', async () => {
+      const asked = ALLOWED_HEADERS.split(', ');
+      for (const path of ['/items?id=eq.1', '/rest/v1/items?id=eq.1']) {
+        for (const method of ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE']) {
+          const r = await ctx().http.call('OPTIONS', path, {
+            headers: {
+              origin: ALLOWED,
+              'access-control-request-method': method,
+              'access-control-request-headers':
+                'apikey,authorization,content-profile,content-type,prefer,x-client-info',
+            },
+          });
+          expect(r.status).toBe(204);
+          const methods = (r.headers.get('access-control-allow-methods') ?? '').split(', ');
+          expect(methods).toContain(method);
+          const allowed = (r.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(', ');
+          for (const header of asked) expect(allowed).toContain(header.toLowerCase());
+        }
+      }
+    });
+
+    it('exposes Content-Range, Location and X-Request-Id on an actual request of either dialect', async () => {
+      for (const path of ['/items', '/rest/v1/items']) {
+        const r = await ctx().http.get(path, { headers: { origin: ALLOWED, prefer: 'count=exact' } });
+        const exposed = (r.headers.get('access-control-expose-headers') ?? '').split(', ');
+        expect(exposed).toEqual(['Content-Range', 'Location', 'X-Request-Id']);
+        expect(r.headers.get('access-control-allow-origin')).toBe(ALLOWED);
       }
     });
 
