@@ -11,9 +11,11 @@ export type ErrorCategory =
   | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
+  | 'not_acceptable'
   | 'conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'range_not_satisfiable'
   | 'rate_limited'
   | 'unavailable'
   | 'internal';
@@ -130,6 +132,19 @@ export const ERROR_CODES = {
     category: 'invalid_input',
     meaning: '`policy explain --row`: the value is not a valid key of the table',
   },
+  unsupported_feature: {
+    category: 'invalid_input',
+    meaning:
+      'the PostgREST dialect: a feature this version does not serve (embedding, RPC, full-text, ranges, JSON paths, casts)',
+  },
+  invalid_preference: {
+    category: 'invalid_input',
+    meaning: 'the PostgREST dialect: a `Prefer` value rest does not know, or one the request cannot use',
+  },
+  too_many_affected: {
+    category: 'invalid_input',
+    meaning: 'the PostgREST dialect: more rows would change than `Prefer: max-affected`; nothing written',
+  },
   passwords_differ: { category: 'invalid_input', meaning: 'the two passwords typed at the prompt differ' },
 
   // unauthenticated: 401, exit 2
@@ -181,6 +196,22 @@ export const ERROR_CODES = {
   // method_not_allowed: 405, exit 1
   method_not_allowed: { category: 'method_not_allowed', meaning: 'the method is not allowed on this path' },
 
+  // not_acceptable: 406, exit 2
+  not_acceptable: {
+    category: 'not_acceptable',
+    meaning: 'the PostgREST dialect: `Accept` names no media type rest answers',
+  },
+  singular_mismatch: {
+    category: 'not_acceptable',
+    meaning:
+      'the PostgREST dialect: one row was asked for (`vnd.pgrst.object+json`) and zero or several came',
+  },
+  unsupported_profile: {
+    category: 'not_acceptable',
+    meaning:
+      "the PostgREST dialect: `Accept-Profile`/`Content-Profile` names a schema other than the database's",
+  },
+
   // conflict: 409, exit 2
   unique_violation: { category: 'conflict', meaning: 'a row with the same unique value already exists' },
   foreign_key_violation: {
@@ -206,6 +237,12 @@ export const ERROR_CODES = {
   unsupported_media_type: {
     category: 'unsupported_media_type',
     meaning: 'a write without `Content-Type: application/json`',
+  },
+
+  // range_not_satisfiable: 416, exit 2
+  offset_out_of_range: {
+    category: 'range_not_satisfiable',
+    meaning: 'the PostgREST dialect: `offset` lies past the counted rows',
   },
 
   // rate_limited: 429, exit 3

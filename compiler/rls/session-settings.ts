@@ -79,6 +79,9 @@ export const authSettingSql: Readonly<Record<AuthNode['attr'], string>> = {
   is_authenticated: `(select coalesce(${read('rest.is_authenticated')}::boolean, false))`,
 };
 
+/** Sets `rest.action` for the rest of the transaction; its one parameter is the action. */
+export const ACTION_SWITCH_SQL = "SELECT set_config('rest.action', $1, true)";
+
 /** The request's action; NULL when unset, so that a policy keyed on it denies. */
 export const actionSettingSql = `(select ${read('rest.action')})`;
 

@@ -28,6 +28,8 @@ export const postgresDialect: Dialect = Object.freeze({
   ilike: likeWith('ILIKE'),
   orderBy: orderWithNulls,
   forUpdate: ' FOR UPDATE',
+  insertOrNothing: true,
+  unlimited: '',
   insertDefaults: ' DEFAULT VALUES',
   bindTimestamp: (text: string) => text,
   // `1 / CASE WHEN … THEN 1 ELSE 0 END` fails its statement with division_by_zero.

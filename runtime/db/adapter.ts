@@ -55,12 +55,13 @@ export type RunMode = 'single' | 'transaction';
 export interface Returning {
   readonly insert: boolean;
   readonly update: boolean;
+  readonly delete: boolean;
 }
 
 export interface DbAdapter extends DbSession {
   readonly kind: DialectName;
   readonly dialect: Dialect;
-  /** PostgreSQL and SQLite (≥ 3.35): both; MariaDB ≥ 10.5: INSERT only; MySQL: neither. */
+  /** PostgreSQL and SQLite (≥ 3.35): all three; MariaDB ≥ 10.5: INSERT and DELETE; MySQL: none. */
   readonly returning: Returning;
   /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
   transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T>;

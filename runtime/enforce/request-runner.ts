@@ -14,6 +14,11 @@ export type { RunMode };
 
 export interface RequestRunner {
   run<T>(context: RunContext, mode: RunMode, fn: (session: DbSession) => Promise<T>): Promise<T>;
+  /**
+   * Inside a transaction of `run`: the statements that follow are judged as `context.action` (an
+   * upsert's update inside its create). Absent where the action is not carried into the database.
+   */
+  switchAction?(session: DbSession, context: RunContext): Promise<void>;
 }
 
 export function adapterRunner(adapter: DbAdapter): RequestRunner {

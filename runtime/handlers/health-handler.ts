@@ -5,7 +5,11 @@ import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import type { DialectName } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter } from '../db/adapter.js';
-import type { HandlerResult } from './table-handler.js';
+
+export interface HandlerResult {
+  readonly status: number;
+  readonly body: unknown;
+}
 
 export interface HealthBody {
   readonly status: 'ok';

@@ -5,11 +5,11 @@
 // the statement (runtime/db/<kind>/).
 
 import type { Dialect } from '../../compiler/sql/dialect.js';
-import { renderSql, type SqlFragment } from '../../compiler/sql/fragment.js';
+import { renderSql, SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
 import { internalError, RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
-import type { Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
+import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
 import { policyDenied, type Rejected } from '../enforce/denials.js';
 import type { RequestRunner, RunContext } from '../enforce/request-runner.js';
 import {
@@ -21,12 +21,15 @@ import {
 import { selectedColumns } from '../plan/columns.js';
 import { planRead, type ReadRequest } from '../plan/plan-read.js';
 import {
+  conflictWhere,
   deleteStatement,
   hasOutput,
   insertedKeyWhere,
+  insertOrNothingStatement,
   insertStatement,
   keyedWhere,
   lockedKeysStatement,
+  lockedRowsStatement,
   patchedKeys,
   storedRowsStatement,
   toWriteRow,
@@ -41,7 +44,10 @@ import {
   type WritePlan,
   type WritePolicy,
 } from '../plan/write-plan.js';
-import { actionOf, type ParsedRequest } from '../request/types.js';
+import { actionOf, type ChangeOptions, type ParsedRequest } from '../request/types.js';
+import { columnOf } from '../plan/columns.js';
+import { checkColumnName } from '../plan/plan-write.js';
+import { singularMismatch } from '../request/parse-pgrst.js';
 
 export interface TableHandlerDeps {
   readonly dialect: Dialect;
@@ -51,9 +57,33 @@ export interface TableHandlerDeps {
   readonly runner: RequestRunner;
 }
 
-export interface HandlerResult {
-  readonly status: number;
-  readonly body: unknown;
+/**
+ * What a table request came to, before either dialect shapes it into an answer
+ * (runtime/http/seed-answer.ts, runtime/http/pgrst-answer.ts).
+ */
+export type Outcome =
+  | {
+      readonly kind: 'rows';
+      readonly rows: readonly Row[];
+      /** Every row the filters and policies let through, when the request asked (`countAll`). */
+      readonly total: number | undefined;
+      readonly offset: number;
+    }
+  | { readonly kind: 'row'; readonly row: Row }
+  | { readonly kind: 'count'; readonly count: number }
+  | { readonly kind: 'created'; readonly rows: readonly Row[]; readonly many: boolean }
+  | {
+      readonly kind: 'updated' | 'deleted';
+      readonly count: number;
+      /** The changed rows as stored, when the request asked for them. */
+      readonly rows: readonly Row[] | undefined;
+    };
+
+/** A request answered, then rolled back (`Prefer: tx=rollback`): the answer rides the rollback out. */
+class RolledBack<T> extends Error {
+  constructor(readonly result: T) {
+    super('rolled back on request');
+  }
 }
 
 type CreateRequest = Extract<ParsedRequest, { kind: 'create' }>;
@@ -79,19 +109,63 @@ async function query(ctx: Ctx, session: DbSession, statement: SqlFragment) {
   return session.query(renderSql(ctx.deps.dialect, statement, ctx.user));
 }
 
-async function read(ctx: Ctx, request: ReadRequest): Promise<HandlerResult> {
+/** Runs `fn` in a transaction of its own; with `rollback`, answers with its result and writes nothing. */
+async function transact<T>(ctx: Ctx, rollback: boolean, fn: (tx: DbSession) => Promise<T>): Promise<T> {
+  try {
+    return await ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
+      const result = await fn(tx);
+      if (rollback) throw new RolledBack(result);
+      return result;
+    });
+  } catch (e) {
+    if (e instanceof RolledBack) return e.result as T;
+    throw e;
+  }
+}
+
+const countOf = (row: Row | undefined, column: string): number => Number(row?.[column] ?? 0);
+
+/** The rows without the window count's column, and the count it carried. */
+function withoutTotal(
+  rows: readonly Row[],
+  column: string,
+): { rows: readonly Row[]; total: number | undefined } {
+  const first = rows[0];
+  if (first === undefined) return { rows, total: undefined };
+  return {
+    rows: rows.map((row) => Object.fromEntries(Object.entries(row).filter(([name]) => name !== column))),
+    total: countOf(first, column),
+  };
+}
+
+async function read(ctx: Ctx, request: ReadRequest): Promise<Outcome> {
   const plan = planRead(request, ctx.table, ctx.predicate, ctx.deps.dialect);
   const result = await ctx.deps.runner.run(ctx.run, 'single', (s) => query(ctx, s, plan.statement));
   switch (plan.shape) {
-    case 'rows':
-      return { status: 200, body: result.rows };
+    case 'rows': {
+      const offset = request.kind === 'list' ? request.window.offset : 0;
+      if (plan.totalColumn === undefined)
+        return { kind: 'rows', rows: result.rows, total: undefined, offset };
+      const { rows, total } = withoutTotal(result.rows, plan.totalColumn);
+      // No row came back: the window count had no row to ride on; past the first row, ask again.
+      if (total !== undefined || offset === 0 || request.kind !== 'list')
+        return { kind: 'rows', rows, total: total ?? 0, offset };
+      const counted = planRead(
+        { kind: 'count', table: request.table, filters: request.filters, mine: request.mine },
+        ctx.table,
+        ctx.predicate,
+        ctx.deps.dialect,
+      );
+      const again = await ctx.deps.runner.run(ctx.run, 'single', (s) => query(ctx, s, counted.statement));
+      return { kind: 'rows', rows, total: countOf(again.rows[0], 'count'), offset };
+    }
     case 'row': {
       const row = result.rows[0];
       if (row === undefined) throw notFound(ctx.table.name);
-      return { status: 200, body: row };
+      return { kind: 'row', row };
     }
     case 'count':
-      return { status: 200, body: { count: Number(result.rows[0]?.['count'] ?? 0) } };
+      return { kind: 'count', count: countOf(result.rows[0], 'count') };
   }
 }
 
@@ -214,9 +288,10 @@ async function createInTransaction(
   ctx: Ctx,
   plan: TransactionPlan,
   rows: readonly WriteRow[],
+  rollback: boolean,
 ): Promise<readonly Row[]> {
   const many = rows.length > 1;
-  return ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
+  return transact(ctx, rollback, async (tx) => {
     const stored: Row[] = [];
     for (const [index, row] of (await prepareCreate(ctx, rows, tx)).entries()) {
       const written =
@@ -230,25 +305,212 @@ async function createInTransaction(
   });
 }
 
-const runCreate = (ctx: Ctx, plan: WritePlan, rows: readonly WriteRow[]): Promise<readonly Row[]> =>
+const runCreate = (
+  ctx: Ctx,
+  plan: WritePlan,
+  rows: readonly WriteRow[],
+  rollback: boolean,
+): Promise<readonly Row[]> =>
   plan.kind === 'one-statement'
     ? createInOneStatement(ctx, plan.stored, rows)
-    : createInTransaction(ctx, plan, rows);
+    : createInTransaction(ctx, plan, rows, rollback);
 
-async function create(ctx: Ctx, request: CreateRequest): Promise<HandlerResult> {
+async function create(
+  ctx: Ctx,
+  request: CreateRequest,
+  updating: Authorization | undefined,
+): Promise<Outcome> {
   const rows = request.rows.map((r) => toWriteRow(ctx.table, r));
   const selected = selectedColumns(ctx.table, request.select);
   // An empty array creates nothing and needs no statement.
-  if (rows.length === 0) return { status: 201, body: [] };
+  if (rows.length === 0) return { kind: 'created', rows: [], many: request.many };
+  const rollback = request.rollback === true;
+  if (request.upsert !== undefined && updating !== undefined) {
+    const stored = await upsert(ctx, updating, request, rows, selected);
+    return { kind: 'created', rows: stored.map((row) => pick(row, selected)), many: request.many };
+  }
   const plan = planCreate({
     capabilities: capabilities(ctx.deps),
     policy: writePolicy(ctx),
     table: ctx.table,
     rows,
     selected,
+    transact: rollback,
   });
-  const body = (await runCreate(ctx, plan, rows)).map((row) => pick(row, selected));
-  return { status: 201, body: request.many ? body : body[0] };
+  const stored = await runCreate(ctx, plan, rows, rollback);
+  return { kind: 'created', rows: stored.map((row) => pick(row, selected)), many: request.many };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upsert (docs/postgrest.md): one transaction; each row either inserts, judged by the create
+// policy, or meets an existing row by its conflict columns and then updates it, which the update
+// policy must let the caller see and change (else 401/403 and nothing is written), or is kept
+// as it is (`ignore`).
+
+/** The conflict target: the named columns, or the primary key. */
+function conflictColumns(ctx: Ctx, named: readonly string[] | undefined): readonly ColumnInfo[] {
+  const names = named ?? ctx.table.primaryKey;
+  if (names.length === 0) {
+    throw new RestError(
+      'invalid_parameter',
+      `table ${ctx.table.name} has no primary key; name the columns of a unique key with on_conflict`,
+      { details: { parameter: 'on_conflict' } },
+    );
+  }
+  return names.map((name) => columnOf(ctx.table, name, 'filter'));
+}
+
+/** A Ctx for the update side of an upsert, or the refusal it meets. */
+function updateCtx(ctx: Ctx, authorization: Authorization): Ctx | RestError {
+  if (authorization.kind === 'deny') return policyDenied(ctx.user, ctx.table.name, authorization.reason);
+  return {
+    ...ctx,
+    run: { ...ctx.run, action: 'update' },
+    predicate: authorization.kind === 'filter' ? authorization.predicate : undefined,
+    check: authorization.kind === 'filter' ? authorization.check : undefined,
+    guard: authorization.guard,
+  };
+}
+
+function shapeFor(ctx: Ctx, columns: readonly ColumnInfo[]): StoredShape {
+  return ctx.check === undefined
+    ? { columns }
+    : { columns, check: { name: checkColumnName(ctx.table), predicate: ctx.check } };
+}
+
+/** Whether a row with `row`'s conflict values exists (any caller's: the portable path's own view). */
+async function conflicting(
+  ctx: Ctx,
+  tx: DbSession,
+  conflict: readonly ColumnInfo[],
+  row: WriteRow,
+): Promise<boolean> {
+  const { dialect } = ctx.deps;
+  const where = conflictWhere(ctx.table, conflict, row, dialect);
+  const found = await query(ctx, tx, lockedRowsStatement(ctx.table, [], where, dialect));
+  if (found.rows.length > 1) {
+    throw new RestError(
+      'invalid_parameter',
+      `on_conflict must name the columns of a unique key of ${ctx.table.name}`,
+      {
+        details: { parameter: 'on_conflict' },
+      },
+    );
+  }
+  return found.rows.length === 1;
+}
+
+async function upsert(
+  ctx: Ctx,
+  updating: Authorization,
+  request: CreateRequest,
+  rows: readonly WriteRow[],
+  selected: readonly ColumnInfo[],
+): Promise<readonly Row[]> {
+  const { table } = ctx;
+  const { dialect, returning } = ctx.deps;
+  const upsertOf = request.upsert;
+  if (upsertOf === undefined) throw internalError('upsert without its options');
+  if (ctx.guard?.checkStoredRows !== undefined || ctx.guard?.preparePatch !== undefined) {
+    throw new RestError(
+      'unsupported_feature',
+      `an upsert into ${table.name} is not supported; create or update its rows`,
+    );
+  }
+  const conflict = conflictColumns(ctx, upsertOf.onConflict);
+  const updater = upsertOf.resolution === 'merge' ? updateCtx(ctx, updating) : undefined;
+  const created = shapeFor(ctx, selected);
+  const many = rows.length > 1;
+  return transact(ctx, request.rollback === true, async (tx) => {
+    const stored: Row[] = [];
+    for (const [index, row] of (await prepareCreate(ctx, rows, tx)).entries()) {
+      const position = { offset: index, many };
+      const complete = conflict.every((c) => row[c.name] !== undefined && row[c.name] !== null);
+      if (!complete) {
+        stored.push(...judged(ctx, 'create', created, await insertOne(ctx, tx, row, created), position));
+        continue;
+      }
+      if (dialect.insertOrNothing) {
+        const inserted = await query(
+          ctx,
+          tx,
+          insertOrNothingStatement(table, row, conflict, created, dialect),
+        );
+        if (inserted.rowCount > 0) {
+          stored.push(...judged(ctx, 'create', created, inserted.rows, position));
+          continue;
+        }
+      } else if (!(await conflicting(ctx, tx, conflict, row))) {
+        stored.push(...judged(ctx, 'create', created, await insertOne(ctx, tx, row, created), position));
+        continue;
+      }
+      if (updater === undefined) continue;
+      if (updater instanceof RestError) throw updater;
+      stored.push(
+        ...(await upsertUpdate(
+          updater,
+          tx,
+          request.rows[index] ?? {},
+          conflict,
+          row,
+          selected,
+          returning.update,
+        )),
+      );
+    }
+    return stored;
+  });
+}
+
+/** Inserts one row in the transaction and hands back what `shape` asks for. */
+async function insertOne(
+  ctx: Ctx,
+  tx: DbSession,
+  row: WriteRow,
+  shape: StoredShape,
+): Promise<readonly Row[]> {
+  return ctx.deps.returning.insert
+    ? insertReturning(ctx, tx, [row], shape)
+    : insertReadBack(ctx, tx, row, shape);
+}
+
+/** The update side of an upsert: the existing row must be visible to the update policy. */
+async function upsertUpdate(
+  ctx: Ctx,
+  tx: DbSession,
+  body: Readonly<Record<string, unknown>>,
+  conflict: readonly ColumnInfo[],
+  row: WriteRow,
+  selected: readonly ColumnInfo[],
+  returnsInStatement: boolean,
+): Promise<readonly Row[]> {
+  const { table } = ctx;
+  const { dialect } = ctx.deps;
+  const patch = toWriteRow(table, body as CreateRequest['rows'][number]);
+  const base = conflictWhere(table, conflict, row, dialect);
+  const where = ctx.predicate === undefined ? base : whereWith(base, ctx.predicate, dialect);
+  const shape = shapeFor(ctx, selected);
+  await ctx.deps.runner.switchAction?.(tx, ctx.run);
+  const { count, stored } = returnsInStatement
+    ? await updateReturning(ctx, tx, patch, where, shape)
+    : await updateReadBack(ctx, tx, patch, where, shape);
+  await ctx.deps.runner.switchAction?.(tx, { ...ctx.run, action: 'create' });
+  if (count === 0) {
+    throw policyDenied(ctx.user, table.name, {
+      message: `a row of ${table.name} with the same ${conflict.map((c) => c.name).join(', ')} exists, and its update policy does not let you change it`,
+    });
+  }
+  return judged(ctx, 'update', shape, stored);
+}
+
+/** ` WHERE a AND (predicate)`. */
+function whereWith(where: SqlFragment, predicate: SqlFragment, dialect: Dialect): SqlFragment {
+  return new SqlBuilder(dialect)
+    .appendFragment(where)
+    .append(' AND (')
+    .appendFragment(predicate)
+    .append(')')
+    .build();
 }
 
 interface Updated {
@@ -296,7 +558,7 @@ async function updateInOneStatement(
   stored: StoredShape,
   patch: WriteRow,
   where: SqlFragment,
-): Promise<number> {
+): Promise<Updated> {
   const result = await oneStatement(ctx, 'update', stored, async (s) =>
     query(
       ctx,
@@ -305,8 +567,21 @@ async function updateInOneStatement(
     ),
   );
   // The statement ended at a failing row; the flags are read anyway, so that a missing one fails closed.
-  judged(ctx, 'update', stored, result.rows);
-  return hasOutput(stored) ? result.rows.length : result.rowCount;
+  const rows = judged(ctx, 'update', stored, result.rows);
+  return { count: hasOutput(stored) ? result.rows.length : result.rowCount, stored: rows };
+}
+
+/** The bounds of ChangeOptions, checked inside the write's transaction: a breach writes nothing. */
+function checkAffected(count: number, options: ChangeOptions | undefined): void {
+  if (options === undefined) return;
+  if (options.maxAffected !== undefined && count > options.maxAffected) {
+    throw new RestError(
+      'too_many_affected',
+      `the request would change ${count} rows, more than max-affected=${options.maxAffected}; nothing was written`,
+      { details: { affected: count, max_affected: options.maxAffected } },
+    );
+  }
+  if (options.singular && count !== 1) throw singularMismatch(count);
 }
 
 async function updateInTransaction(
@@ -314,12 +589,18 @@ async function updateInTransaction(
   plan: TransactionPlan,
   patch: WriteRow,
   where: SqlFragment,
-): Promise<number> {
-  return ctx.deps.runner.run(ctx.run, 'transaction', async (tx) => {
+  options: ChangeOptions | undefined,
+): Promise<Updated> {
+  return transact(ctx, options?.rollback === true, async (tx) => {
     const applied = await preparePatch(ctx, patch, tx);
     if (plan.readBack === 'none') {
-      return (await query(ctx, tx, updateStatement(ctx.table, applied, where, undefined, ctx.deps.dialect)))
-        .rowCount;
+      const { rowCount } = await query(
+        ctx,
+        tx,
+        updateStatement(ctx.table, applied, where, undefined, ctx.deps.dialect),
+      );
+      checkAffected(rowCount, options);
+      return { count: rowCount, stored: [] };
     }
     const { count, stored } =
       plan.readBack === 'in-statement'
@@ -327,40 +608,80 @@ async function updateInTransaction(
         : await updateReadBack(ctx, tx, applied, where, plan.stored);
     const rows = judged(ctx, 'update', plan.stored, stored);
     await ctx.guard?.checkStoredRows?.(rows, tx);
-    return count;
+    checkAffected(count, options);
+    return { count, stored: rows };
   });
 }
 
-const runUpdate = (ctx: Ctx, plan: WritePlan, patch: WriteRow, where: SqlFragment): Promise<number> =>
+const runUpdate = (
+  ctx: Ctx,
+  plan: WritePlan,
+  patch: WriteRow,
+  where: SqlFragment,
+  options: ChangeOptions | undefined,
+): Promise<Updated> =>
   plan.kind === 'one-statement'
     ? updateInOneStatement(ctx, plan.stored, patch, where)
-    : updateInTransaction(ctx, plan, patch, where);
+    : updateInTransaction(ctx, plan, patch, where, options);
 
-async function update(ctx: Ctx, request: UpdateRequest): Promise<HandlerResult> {
+/** Options that need the write's own transaction: a bound to check or a rollback. */
+const needsTransaction = (options: ChangeOptions | undefined): boolean =>
+  options !== undefined && (options.rollback || options.singular || options.maxAffected !== undefined);
+
+async function update(ctx: Ctx, request: UpdateRequest): Promise<Outcome> {
   const { table } = ctx;
+  const { options } = request;
   const patch = toWriteRow(table, request.patch);
   const where = whereClause(
     { table, key: request.key, filters: request.filters, predicate: ctx.predicate },
     ctx.deps.dialect,
   );
-  const plan = planUpdate({ capabilities: capabilities(ctx.deps), policy: writePolicy(ctx), table });
-  const updated = await runUpdate(ctx, plan, patch, where);
-  if (request.key !== undefined && updated === 0) throw notFound(table.name);
-  return { status: 200, body: { updated } };
+  const selected = options?.returnRows === true ? selectedColumns(table, options.select) : [];
+  const plan = planUpdate({
+    capabilities: capabilities(ctx.deps),
+    policy: writePolicy(ctx),
+    table,
+    selected,
+    transact: needsTransaction(options),
+  });
+  const { count, stored } = await runUpdate(ctx, plan, patch, where, options);
+  if (request.key !== undefined && count === 0) throw notFound(table.name);
+  const rows = options?.returnRows === true ? stored.map((row) => pick(row, selected)) : undefined;
+  return { kind: 'updated', count, rows };
 }
 
-async function remove(ctx: Ctx, request: DeleteRequest): Promise<HandlerResult> {
+async function remove(ctx: Ctx, request: DeleteRequest): Promise<Outcome> {
   const { table } = ctx;
-  const { dialect } = ctx.deps;
+  const { dialect, returning } = ctx.deps;
+  const { options } = request;
   const where = whereClause(
     { table, key: request.key, filters: request.filters, predicate: ctx.predicate },
     dialect,
   );
-  const result = await ctx.deps.runner.run(ctx.run, 'single', (s) =>
-    query(ctx, s, deleteStatement(table, where, dialect)),
-  );
-  if (request.key !== undefined && result.rowCount === 0) throw notFound(table.name);
-  return { status: 200, body: { deleted: result.rowCount } };
+  const selected = options?.returnRows === true ? selectedColumns(table, options.select) : [];
+  const inStatement = selected.length === 0 || returning.delete;
+  if (!needsTransaction(options) && inStatement) {
+    const result = await ctx.deps.runner.run(ctx.run, 'single', (s) =>
+      query(ctx, s, deleteStatement(table, where, dialect, selected)),
+    );
+    if (request.key !== undefined && result.rowCount === 0) throw notFound(table.name);
+    return { kind: 'deleted', count: result.rowCount, rows: selected.length > 0 ? result.rows : undefined };
+  }
+  const { count, rows } = await transact(ctx, options?.rollback === true, async (tx) => {
+    // Without DELETE … RETURNING the rows are read, locked, before they go.
+    const before = inStatement
+      ? undefined
+      : (await query(ctx, tx, lockedRowsStatement(table, selected, where, dialect))).rows;
+    const result = await query(
+      ctx,
+      tx,
+      deleteStatement(table, where, dialect, inStatement ? selected : undefined),
+    );
+    checkAffected(result.rowCount, options);
+    return { count: result.rowCount, rows: before ?? result.rows };
+  });
+  if (request.key !== undefined && count === 0) throw notFound(table.name);
+  return { kind: 'deleted', count, rows: selected.length > 0 ? rows : undefined };
 }
 
 export async function handleTableRequest(
@@ -369,9 +690,14 @@ export async function handleTableRequest(
   table: TableInfo,
   user: AuthUser,
   schema: SchemaSnapshot,
-): Promise<HandlerResult> {
+): Promise<Outcome> {
   const action = actionOf(request);
   const authorization = await deps.authorizer.authorize({ table, action, user, schema });
+  // An upsert that merges may also update: that side is judged by the update policy.
+  const updating =
+    request.kind === 'create' && request.upsert?.resolution === 'merge'
+      ? await deps.authorizer.authorize({ table, action: 'update', user, schema })
+      : undefined;
   if (authorization.kind === 'deny') throw policyDenied(user, table.name, authorization.reason);
   const ctx: Ctx = {
     deps,
@@ -388,7 +714,7 @@ export async function handleTableRequest(
     case 'count':
       return read(ctx, request);
     case 'create':
-      return create(ctx, request);
+      return create(ctx, request, request.upsert === undefined ? undefined : (updating ?? { kind: 'deny' }));
     case 'update':
       return update(ctx, request);
     case 'delete':

@@ -6,7 +6,11 @@ import type { ErrorRequestHandler } from 'express';
 import { httpStatusOf, isRestError } from '../../errors/rest-error.js';
 import type { Logger } from '../logger.js';
 import { requestIdFrom } from './common-headers.js';
+import { isPgrstPath, pgrstErrorBody, pgrstInternalBody, pgrstStatus } from './pgrst-errors.js';
 import { sendJson } from './send-json.js';
+
+/** Seconds a client is asked to wait before it sends a request that met a 503 again. */
+const RETRY_AFTER_SECONDS = '1';
 
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
@@ -17,23 +21,32 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       next(err);
       return;
     }
+    const pgrst = isPgrstPath(req.path);
     if (isRestError(err) && err.category !== 'internal') {
-      const status = httpStatusOf[err.category];
+      const status = pgrst ? pgrstStatus(err) : httpStatusOf[err.category];
       if (status >= 500)
         logger.warn({ ...entry, status, code: err.code, err: err.cause ?? err }, err.message);
       else logger.debug({ ...entry, status, code: err.code }, err.message);
       for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-      sendJson(res, status, err.toBody());
+      // An unavailable database: clients that retry a 503 are told when.
+      if (status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', RETRY_AFTER_SECONDS);
+      sendJson(res, status, pgrst ? pgrstErrorBody(err) : err.toBody());
       return;
     }
     const cause = isRestError(err) ? (err.cause ?? err) : err;
     logger.error({ ...entry, status: 500, err: cause }, 'internal error');
-    sendJson(res, 500, {
-      error: {
-        code: 'internal',
-        message: `internal error (request id ${requestId})`,
-        details: { request_id: requestId },
-      },
-    });
+    sendJson(
+      res,
+      500,
+      pgrst
+        ? pgrstInternalBody(requestId)
+        : {
+            error: {
+              code: 'internal',
+              message: `internal error (request id ${requestId})`,
+              details: { request_id: requestId },
+            },
+          },
+    );
   };
 }

@@ -14,6 +14,18 @@ export interface ReadPlan {
   /** `rows`: a JSON array; `row`: one object or 404; `count`: `{"count": N}` from column `count`. */
   readonly shape: 'rows' | 'row' | 'count';
   readonly statement: SqlFragment;
+  /**
+   * `rows` with `countAll`: the column each row carries the count of every row the filters and
+   * policies let through (a window count, computed before the LIMIT), to be taken off the rows.
+   */
+  readonly totalColumn?: string;
+}
+
+/** A column alias no column of `table` has. */
+function freeAlias(table: TableInfo, wanted: string): string {
+  let name = wanted;
+  while (table.columnsByName.has(name)) name = `_${name}`;
+  return name;
 }
 
 export function appendColumnList(b: SqlBuilder, columns: readonly ColumnInfo[]): void {
@@ -33,10 +45,9 @@ function orderItems(table: TableInfo, order: readonly OrderItem[]): readonly Ord
   return [...checked, ...tiebreak];
 }
 
-/** A validated page size as SQL text; anything but a positive safe integer is a bug upstream. */
+/** A validated row limit as SQL text; anything but a safe integer ≥ 0 is a bug upstream. */
 function integerLiteral(n: number): string {
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw internalError(`page size ${String(n)} is not a positive integer`);
+  if (!Number.isSafeInteger(n) || n < 0) throw internalError(`limit ${String(n)} is not an integer ≥ 0`);
   return String(n);
 }
 
@@ -59,6 +70,9 @@ export function planRead(
   }
   b.append('SELECT ');
   appendColumnList(b, selectedColumns(table, request.select));
+  const totalColumn =
+    request.kind === 'list' && request.countAll === true ? freeAlias(table, 'rest_total') : undefined;
+  if (totalColumn !== undefined) b.append(', COUNT(*) OVER () AS ').appendIdent(totalColumn);
   b.append(' FROM ').appendIdent(table.name).appendFragment(where);
   if (request.kind === 'get') return { shape: 'row', statement: b.build() };
   const items = orderItems(table, request.order);
@@ -80,8 +94,11 @@ export function planRead(
   // (BENCHMARKS.md, team membership). A first page has no OFFSET (a first-page read of a native
   // table then has no parameter at all, and PostgreSQL plans it once for good); later pages bind
   // theirs, so that paging through a table does not prepare one statement per page.
-  b.append(` LIMIT ${integerLiteral(request.page.size)}`);
-  const offset = (request.page.number - 1) * request.page.size;
+  const { limit, offset } = request.window;
+  if (limit !== undefined) b.append(` LIMIT ${integerLiteral(limit)}`);
+  else if (offset > 0 && dialect.unlimited !== '') b.append(` ${dialect.unlimited}`);
   if (offset > 0) b.append(' OFFSET ').appendValue(offset);
-  return { shape: 'rows', statement: b.build() };
+  return totalColumn === undefined
+    ? { shape: 'rows', statement: b.build() }
+    : { shape: 'rows', statement: b.build(), totalColumn };
 }

@@ -175,8 +175,62 @@ export function updateStatement(
   return b.build();
 }
 
-export function deleteStatement(table: TableInfo, where: SqlFragment, dialect: Dialect): SqlFragment {
-  return new SqlBuilder(dialect).append('DELETE FROM ').appendIdent(table.name).appendFragment(where).build();
+/** `DELETE`, with `RETURNING` the deleted rows' `returning` columns when given. */
+export function deleteStatement(
+  table: TableInfo,
+  where: SqlFragment,
+  dialect: Dialect,
+  returning?: readonly ColumnInfo[],
+): SqlFragment {
+  const b = new SqlBuilder(dialect).append('DELETE FROM ').appendIdent(table.name).appendFragment(where);
+  if (returning !== undefined && returning.length > 0) appendColumnList(b.append(' RETURNING '), returning);
+  return b.build();
+}
+
+/** `columns` of the rows `where` selects, locked until the transaction ends. */
+export function lockedRowsStatement(
+  table: TableInfo,
+  columns: readonly ColumnInfo[],
+  where: SqlFragment,
+  dialect: Dialect,
+): SqlFragment {
+  const b = new SqlBuilder(dialect).append('SELECT ');
+  if (columns.length === 0) b.append('1');
+  else appendColumnList(b, columns);
+  return b.append(' FROM ').appendIdent(table.name).appendFragment(where).append(dialect.forUpdate).build();
+}
+
+/** ` WHERE` on the values `row` has for `columns` (an upsert's conflict target): equal, never NULL. */
+export function conflictWhere(
+  table: TableInfo,
+  columns: readonly ColumnInfo[],
+  row: WriteRow,
+  dialect: Dialect,
+): SqlFragment {
+  const b = new SqlBuilder(dialect).append(' WHERE ');
+  columns.forEach((column, i) => {
+    if (i > 0) b.append(' AND ');
+    b.appendIdent(column.name)
+      .append(' = ')
+      .appendValue(driverValue(column, row[column.name], dialect));
+  });
+  return b.build();
+}
+
+/** `INSERT` of one row that does nothing when a row with the same `conflict` values exists. */
+export function insertOrNothingStatement(
+  table: TableInfo,
+  row: WriteRow,
+  conflict: readonly ColumnInfo[],
+  returning: StoredShape,
+  dialect: Dialect,
+): SqlFragment {
+  const insert = insertStatement(table, [row], undefined, dialect);
+  const b = new SqlBuilder(dialect).appendFragment(insert).append(' ON CONFLICT (');
+  appendColumnList(b, conflict);
+  b.append(') DO NOTHING');
+  if (hasOutput(returning)) appendOutput(b.append(' RETURNING '), returning);
+  return b.build();
 }
 
 /** The primary keys of the rows an update will change, locked until the transaction ends. */

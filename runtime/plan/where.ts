@@ -4,7 +4,7 @@ import type { Dialect } from '../../compiler/sql/dialect.js';
 import { SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, TableInfo } from '../db/adapter.js';
-import type { Filter } from '../request/types.js';
+import type { ColumnFilter, Filter } from '../request/types.js';
 import { driverValue } from './bind.js';
 import { coerceQueryValue } from './coerce-value.js';
 import { columnOf, keyColumn } from './columns.js';
@@ -19,7 +19,15 @@ function value(column: ColumnInfo, text: string, dialect: Dialect): unknown {
   return driverValue(column, coerceQueryValue(column, text), dialect);
 }
 
-function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter): void {
+function appendPattern(b: SqlBuilder, column: ColumnInfo, op: 'like' | 'ilike', pattern: string): void {
+  const name = column.name;
+  if (column.valueKind !== 'text') throw unsupported(column, `${op} needs a text column; ${name} is not one`);
+  coerceQueryValue(column, pattern);
+  if (op === 'like') b.dialect.like(b, name, pattern);
+  else b.dialect.ilike(b, name, pattern);
+}
+
+function appendColumnFilter(b: SqlBuilder, table: TableInfo, filter: ColumnFilter): void {
   const { dialect } = b;
   const column = columnOf(table, filter.column, 'filter');
   const kind = column.valueKind;
@@ -38,11 +46,33 @@ function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter): void {
       return;
     }
     case 'pattern':
-      if (kind !== 'text') throw unsupported(column, `${filter.op} needs a text column; ${name} is not one`);
-      coerceQueryValue(column, filter.pattern);
-      if (filter.op === 'like') dialect.like(b, name, filter.pattern);
-      else dialect.ilike(b, name, filter.pattern);
+      appendPattern(b, column, filter.op, filter.pattern);
       return;
+    case 'patterns': {
+      // An empty set: no pattern matches (any), and every one does (all).
+      if (filter.patterns.length === 0) {
+        b.append(filter.quantifier === 'any' ? dialect.falseSql : dialect.trueSql);
+        return;
+      }
+      b.append('(');
+      filter.patterns.forEach((pattern, i) => {
+        if (i > 0) b.append(filter.quantifier === 'any' ? ' OR ' : ' AND ');
+        b.append('(');
+        appendPattern(b, column, filter.op, pattern);
+        b.append(')');
+      });
+      b.append(')');
+      return;
+    }
+    case 'distinct': {
+      // IS DISTINCT FROM a value: NULL, or different by the same exact comparison as neq.
+      const v = value(column, filter.value, dialect);
+      b.append('(').appendIdent(name).append(' IS NULL OR ');
+      if (kind === 'text') dialect.textCompare(b, name, '<>', v);
+      else b.appendIdent(name).append(' <> ').appendValue(v);
+      b.append(')');
+      return;
+    }
     case 'in': {
       const values = filter.values.map((t) => value(column, t, dialect));
       if (values.length === 0) b.append(dialect.falseSql);
@@ -66,6 +96,33 @@ function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter): void {
         throw unsupported(column, `is.${filter.value} needs a boolean column; ${name} is not one`);
       b.appendIdent(name).append(filter.value === 'true' ? ' IS TRUE' : ' IS FALSE');
       return;
+  }
+}
+
+function appendFilter(b: SqlBuilder, table: TableInfo, filter: Filter): void {
+  switch (filter.kind) {
+    case 'not':
+      b.append('NOT (');
+      appendFilter(b, table, filter.filter);
+      b.append(')');
+      return;
+    case 'logic':
+      // An empty tree restricts nothing (and) or everything (or), as in SQL's identities.
+      if (filter.items.length === 0) {
+        b.append(filter.op === 'and' ? b.dialect.trueSql : b.dialect.falseSql);
+        return;
+      }
+      b.append('(');
+      filter.items.forEach((item, i) => {
+        if (i > 0) b.append(filter.op === 'and' ? ' AND ' : ' OR ');
+        b.append('(');
+        appendFilter(b, table, item);
+        b.append(')');
+      });
+      b.append(')');
+      return;
+    default:
+      appendColumnFilter(b, table, filter);
   }
 }
 

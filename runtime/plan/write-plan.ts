@@ -43,12 +43,18 @@ export interface CreateInput {
   readonly rows: readonly WriteRow[];
   /** The columns the answer shows (`select`). */
   readonly selected: readonly ColumnInfo[];
+  /** The request needs a transaction of its own (it may be rolled back after the write). */
+  readonly transact?: boolean;
 }
 
 export interface UpdateInput {
   readonly capabilities: WriteCapabilities;
   readonly policy: WritePolicy;
   readonly table: TableInfo;
+  /** The columns the answer shows; none when it is a count. */
+  readonly selected?: readonly ColumnInfo[];
+  /** The request needs a transaction of its own (it may be rolled back after the write). */
+  readonly transact?: boolean;
 }
 
 /** How a transaction has the rows its write stored handed back. */
@@ -94,6 +100,7 @@ export function planCreate(input: CreateInput): WritePlan {
   const { capabilities: caps, policy, rows } = input;
   const columns = guardedColumns(input, input.selected);
   const oneStatement =
+    input.transact !== true &&
     !policy.checksStoredRows &&
     caps.returning.insert &&
     (policy.check === undefined || caps.checkInStatement) &&
@@ -105,13 +112,15 @@ export function planCreate(input: CreateInput): WritePlan {
 
 export function planUpdate(input: UpdateInput): WritePlan {
   const { capabilities: caps, policy } = input;
+  const selected = input.selected ?? [];
   const nothingToJudge = !policy.preparesPatch && !policy.checksStoredRows && policy.check === undefined;
   const checkedInStatement = !policy.checksStoredRows && caps.returning.update && caps.checkInStatement;
-  // An update's answer is a count: RETURNING carries the check's flags only.
-  return nothingToJudge || checkedInStatement
-    ? { kind: 'one-statement', stored: storedShape(input.table, policy, [], true) }
+  // A count answers from the statement; rows need its RETURNING.
+  const answersInStatement = selected.length === 0 || caps.returning.update;
+  return input.transact !== true && (nothingToJudge || checkedInStatement) && answersInStatement
+    ? { kind: 'one-statement', stored: storedShape(input.table, policy, selected, true) }
     : inTransaction(
-        storedShape(input.table, policy, guardedColumns(input, []), false),
+        storedShape(input.table, policy, guardedColumns(input, selected), false),
         caps.returning.update,
       );
 }

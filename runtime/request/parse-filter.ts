@@ -1,7 +1,7 @@
 // One query parameter `<column>=<op>.<value>` → a Filter (PostgREST's horizontal filtering).
 
 import { RestError } from '../../errors/rest-error.js';
-import { COMPARISON_OPS, type ComparisonOp, type Filter, type IsValue } from './types.js';
+import { COMPARISON_OPS, type ColumnFilter, type ComparisonOp, type IsValue } from './types.js';
 
 const isComparison = (op: string): op is ComparisonOp => (COMPARISON_OPS as readonly string[]).includes(op);
 
@@ -53,7 +53,7 @@ export function parseInList(column: string, text: string): readonly string[] {
 
 const IS_VALUES: readonly IsValue[] = ['null', 'true', 'false'];
 
-export function parseFilter(column: string, raw: string): Filter {
+export function parseFilter(column: string, raw: string): ColumnFilter {
   if (column === '') throw invalidFilter(column, 'a filter needs a column name before =');
   const dot = raw.indexOf('.');
   if (dot === -1) {

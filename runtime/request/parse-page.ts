@@ -1,7 +1,7 @@
-// `page` (from 1) and `page_size` (default 100, at most 1000) → a Page; out of range → 400.
+// `page` (from 1) and `page_size` (default 100, at most 1000) → the rows' window; out of range → 400.
 
 import { RestError } from '../../errors/rest-error.js';
-import type { Page } from './types.js';
+import type { RowWindow } from './types.js';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
@@ -18,9 +18,9 @@ function parsePositive(name: string, raw: string, max: number): number {
   return n;
 }
 
-export function parsePage(page: string | undefined, pageSize: string | undefined): Page {
-  return {
-    number: page === undefined ? 1 : parsePositive('page', page, MAX_PAGE),
-    size: pageSize === undefined ? DEFAULT_PAGE_SIZE : parsePositive('page_size', pageSize, MAX_PAGE_SIZE),
-  };
+export function parsePage(page: string | undefined, pageSize: string | undefined): RowWindow {
+  const number = page === undefined ? 1 : parsePositive('page', page, MAX_PAGE);
+  const size =
+    pageSize === undefined ? DEFAULT_PAGE_SIZE : parsePositive('page_size', pageSize, MAX_PAGE_SIZE);
+  return { limit: size, offset: (number - 1) * size };
 }

@@ -7,7 +7,7 @@ import { parseOrder } from './parse-order.js';
 import { parsePage } from './parse-page.js';
 import type { Operation } from './parse-route.js';
 import { parseSelect } from './parse-select.js';
-import type { Filter, JsonObject, JsonValue, ParsedRequest } from './types.js';
+import type { ColumnFilter, JsonObject, JsonValue, ParsedRequest } from './types.js';
 
 export interface TableRequestInput {
   readonly table: string;
@@ -26,12 +26,12 @@ const isReserved = (name: string): name is Reserved => (RESERVED as readonly str
 
 interface SplitQuery {
   readonly reserved: ReadonlyMap<Reserved, string>;
-  readonly filters: readonly Filter[];
+  readonly filters: readonly ColumnFilter[];
 }
 
 function splitQuery(query: URLSearchParams): SplitQuery {
   const reserved = new Map<Reserved, string>();
-  const filters: Filter[] = [];
+  const filters: ColumnFilter[] = [];
   for (const [name, value] of query) {
     if (isReserved(name)) {
       if (reserved.has(name)) {
@@ -58,7 +58,7 @@ function flag(reserved: ReadonlyMap<Reserved, string>, name: 'count' | 'mine'): 
 
 function onlyAllowed(
   reserved: ReadonlyMap<Reserved, string>,
-  filters: readonly Filter[],
+  filters: readonly ColumnFilter[],
   allowed: readonly Reserved[],
   filtersAllowed: boolean,
   what: string,
@@ -113,7 +113,7 @@ export function parseTableRequest(input: TableRequestInput): ParsedRequest {
         select: parseSelect(reserved.get('select')),
         filters,
         order: parseOrder(reserved.get('order')),
-        page: parsePage(reserved.get('page'), reserved.get('page_size')),
+        window: parsePage(reserved.get('page'), reserved.get('page_size')),
         mine,
       };
     }
@@ -146,7 +146,7 @@ export function parseTableRequest(input: TableRequestInput): ParsedRequest {
   }
 }
 
-function requireTarget(key: string | undefined, filters: readonly Filter[], what: string): void {
+function requireTarget(key: string | undefined, filters: readonly ColumnFilter[], what: string): void {
   if (key === undefined && filters.length === 0) {
     throw new RestError(
       'missing_filter',

@@ -8,6 +8,7 @@
 
 import { rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
 import {
+  ACTION_SWITCH_SQL,
   SESSION_SETTINGS,
   TABLE_SETTING,
   sessionSettingValues,
@@ -183,6 +184,9 @@ export function createNativeRunner(options: NativeRunnerOptions): RequestRunner 
     return rlsNotInForce(table, e.failure);
   };
   return {
+    switchAction: async (session, context) => {
+      await session.query({ text: ACTION_SWITCH_SQL, values: [context.action] });
+    },
     run: async (context, mode, fn) => {
       const stamp = stampOf(context.table);
       try {

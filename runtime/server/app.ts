@@ -9,6 +9,7 @@ import express, {
   type Response,
 } from 'express';
 import type { DbAdapter } from '../db/adapter.js';
+import { parseDbUrl } from '../db/parse-db-url.js';
 import type { Config } from '../config.js';
 import type { RequestRunner } from '../enforce/request-runner.js';
 import { authDisabledRoutes } from '../http/auth-routes.js';
@@ -57,6 +58,13 @@ function accessLog(logger: Logger, clock: Clock) {
   };
 }
 
+/** `public` (what supabase-js sends) and the database's own default schema (docs/postgrest.md). */
+function servedProfiles(url: string): readonly string[] {
+  const parsed = parseDbUrl(url);
+  const own = parsed.kind === 'sqlite' ? 'main' : parsed.kind === 'mysql' ? parsed.database : 'public';
+  return [...new Set(['public', own])];
+}
+
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -74,6 +82,7 @@ export function createApp(deps: AppDeps): Express {
         authenticate: deps.authenticate,
         authEnabled: deps.config.auth.enabled,
         maxRows: deps.config.http.maxRows,
+        profiles: servedProfiles(deps.config.db.url),
         authorizer: deps.authorizer,
         runner: deps.runner,
         dialect: deps.adapter.dialect,

@@ -352,10 +352,11 @@ export async function createMysqlAdapter(
     const version = String(rows[0]?.['version'] ?? '');
     const mariadb = version.toLowerCase().includes('mariadb');
     // INSERT … RETURNING since MariaDB 10.5 (https://mariadb.com/kb/en/insertreturning/); MySQL
-    // has none, and neither has UPDATE … RETURNING.
+    // has none, and neither has UPDATE … RETURNING; DELETE … RETURNING since MariaDB 10.0.5
+    // (https://mariadb.com/kb/en/deletereturning/).
     const [major = 0, minor = 0] = version.split(/[.-]/).map(Number);
     const insert = mariadb && (major > 10 || (major === 10 && minor >= 5)) && options.returning !== false;
-    return new MysqlAdapter(pool, poolConfig, mariadb, { insert, update: false });
+    return new MysqlAdapter(pool, poolConfig, mariadb, { insert, update: false, delete: insert });
   } catch (e) {
     await pool.end().catch(() => undefined);
     throw connectionFailure(mysqlErrors, e);

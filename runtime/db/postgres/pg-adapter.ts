@@ -182,7 +182,7 @@ interface Health {
 
 class PgAdapterImpl implements PgAdapter {
   readonly kind = 'postgres' as const;
-  readonly returning: Returning = { insert: true, update: true };
+  readonly returning: Returning = { insert: true, update: true, delete: true };
   readonly dialect = postgresDialect;
   readonly #pool: pg.Pool;
   readonly #prepared: PreparedStatements;

@@ -126,7 +126,7 @@ const isBusy = (e: unknown): boolean => {
 
 class SqliteAdapter implements DbAdapter {
   readonly kind = 'sqlite' as const;
-  readonly returning: Returning = { insert: true, update: true };
+  readonly returning: Returning = { insert: true, update: true, delete: true };
   readonly dialect = sqliteDialect;
   readonly #db: Database.Database;
   readonly #lock = new Mutex();

@@ -48,7 +48,7 @@ serverDescribe('mysql')('writes read back by generated key, checked as stored [m
     );
     await sql.exec('CREATE TABLE loose (user_id int, body varchar(20))');
     adapter = await createAdapter(db.url, { returning: false });
-    expect(adapter.returning).toEqual({ insert: false, update: false });
+    expect(adapter.returning).toEqual({ insert: false, update: false, delete: false });
     server = await startAppServer({
       adapter,
       schema: createSchemaCache(adapter),

@@ -16,10 +16,26 @@ import { fakeTable } from '../../../support/fake-schema.js';
 
 /** The databases as their adapters and dialects describe them. */
 const DATABASES = {
-  postgres: { returning: { insert: true, update: true }, checkInStatement: true, manyRowInsert: true },
-  sqlite: { returning: { insert: true, update: true }, checkInStatement: false, manyRowInsert: false },
-  mariadb: { returning: { insert: true, update: false }, checkInStatement: false, manyRowInsert: false },
-  mysql: { returning: { insert: false, update: false }, checkInStatement: false, manyRowInsert: false },
+  postgres: {
+    returning: { insert: true, update: true, delete: true },
+    checkInStatement: true,
+    manyRowInsert: true,
+  },
+  sqlite: {
+    returning: { insert: true, update: true, delete: true },
+    checkInStatement: false,
+    manyRowInsert: false,
+  },
+  mariadb: {
+    returning: { insert: true, update: false, delete: true },
+    checkInStatement: false,
+    manyRowInsert: false,
+  },
+  mysql: {
+    returning: { insert: false, update: false, delete: false },
+    checkInStatement: false,
+    manyRowInsert: false,
+  },
 } as const satisfies Record<string, WriteCapabilities>;
 
 const table = fakeTable('todos', { id: 'integer', title: 'text', done: 'boolean' });

@@ -129,9 +129,9 @@ describe('parseSelect / parseOrder / parsePage', () => {
   });
 
   it.each([
-    [undefined, undefined, { number: 1, size: 100 }],
-    ['3', '1000', { number: 3, size: 1000 }],
-    ['1', '1', { number: 1, size: 1 }],
+    [undefined, undefined, { limit: 100, offset: 0 }],
+    ['3', '1000', { limit: 1000, offset: 2000 }],
+    ['1', '1', { limit: 1, offset: 0 }],
   ])('page=%s page_size=%s', (page, size, expected) => {
     expect(parsePage(page, size)).toEqual(expected);
   });
@@ -175,7 +175,7 @@ describe('parseTableRequest', () => {
       table: 't',
       select: ['a', 'b'],
       order: [{ column: 'a', direction: 'desc' }],
-      page: { number: 2, size: 10 },
+      window: { limit: 10, offset: 10 },
       filters: [
         { kind: 'compare', column: 'a', op: 'gt', value: '1' },
         { kind: 'compare', column: 'a', op: 'lt', value: '9' },
