@@ -30,6 +30,11 @@ export interface Analysis {
   readonly relations: ReadonlyMap<string, readonly string[]>;
   /** Columns named that the table lacks (only when column types are given). */
   readonly missingColumns: readonly string[];
+  /**
+   * Each of `missingColumns` where it is first named, `<table>.<col>` inside a subquery included:
+   * what validation refuses in a policy for one table (one for `all` is checked per table).
+   */
+  readonly missingAt: readonly PolicyProblem[];
   /** True when the expression reads no column and no table: it is decided from auth_user alone. */
   readonly authOnly: boolean;
   /** The top-level AND conjuncts that read no column: decided in-process, before any SQL. */
@@ -162,6 +167,8 @@ const describeType = (t: StaticType): string =>
  */
 export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationContext = {}): Analysis {
   const named: string[] = [];
+  /** Where each column of the policy's own table is first named. */
+  const namedAt = new Map<string, Position>();
   const relations = new Map<string, string[]>();
   const problems: PolicyProblem[] = [];
   const problem = (message: string, pos: Position): void => void problems.push({ message, pos });
@@ -202,6 +209,7 @@ export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationCont
     }
     if (at.level === 0) {
       if (!named.includes(at.name)) named.push(at.name);
+      if (!namedAt.has(at.name)) namedAt.set(at.name, ref.pos);
       return;
     }
     const table = at.table ?? '';
@@ -278,11 +286,17 @@ export function analyze(expr: Expr, columns?: ColumnTypes, context: RelationCont
     });
 
   if (expr.kind !== 'anyone') condition(expr, top);
+  const missingColumns = outerColumns === undefined ? [] : named.filter((c) => !outerColumns.has(c));
+  const ownTable = context.table === undefined ? "the policy's table" : `table '${context.table}'`;
   return Object.freeze({
     columns: Object.freeze([...named]),
     relations: new Map([...relations].map(([t, cs]) => [t, Object.freeze(cs)] as const)),
-    missingColumns: Object.freeze(
-      outerColumns === undefined ? [] : named.filter((c) => !outerColumns.has(c)),
+    missingColumns: Object.freeze(missingColumns),
+    missingAt: Object.freeze(
+      missingColumns.map((c) => ({
+        message: `column '${c}' does not exist in ${ownTable}`,
+        pos: namedAt.get(c) ?? expr.pos,
+      })),
     ),
     authOnly: named.length === 0 && relations.size === 0,
     authParts: Object.freeze(conjuncts(expr).filter((e) => !readsRow(e))),

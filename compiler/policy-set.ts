@@ -271,14 +271,23 @@ function sameColumns(a: ColumnTypes | undefined, b: ColumnTypes | undefined): bo
   return true;
 }
 
-/** Every table a compiled policy's subqueries reach, through the inlined read policies too. */
-function reachedTables(policy: CompiledPolicy, into = new Set<string>()): Set<string> {
+/**
+ * Every table a compiled policy's subqueries reach, through the inlined read policies too. The
+ * tables its chosen rows read (`readsOf`) count even when a row did not compile because one was
+ * missing (renamed away, dropped): its return must recompile the policy.
+ */
+function reachedTables(
+  policy: CompiledPolicy,
+  readsOf: ReadonlyMap<PolicyRow, readonly string[]>,
+  into = new Set<string>(),
+): Set<string> {
   for (const [table, inner] of policy.inlined) {
     if (into.has(table)) continue;
     into.add(table);
-    reachedTables(inner, into);
+    reachedTables(inner, readsOf, into);
   }
   for (const table of policy.relations.keys()) into.add(table);
+  for (const row of policy.resolution.rows) for (const table of readsOf.get(row) ?? []) into.add(table);
   return into;
 }
 
@@ -301,8 +310,13 @@ export function compilePolicySet(rows: readonly PolicyRow[], dialect: Dialect): 
   const cache = new Map<string, MemoEntry>();
   const cycleCache = new WeakMap<SchemaTypes, CycleReport>();
   const compiling = new Set<string>();
+  /** The tables each row's subqueries read, whether or not they exist now. */
+  const readsOf = new Map<PolicyRow, readonly string[]>();
   for (const p of policies) {
-    if (p.ok) for (const t of analyze(p.expr).relations.keys()) subqueryTables.add(t);
+    if (!p.ok) continue;
+    const reads = [...analyze(p.expr).relations.keys()];
+    readsOf.set(p.row, reads);
+    for (const t of reads) subqueryTables.add(t);
   }
 
   const cycles = (schema: SchemaTypes): CycleReport => {
@@ -357,7 +371,7 @@ export function compilePolicySet(rows: readonly PolicyRow[], dialect: Dialect): 
     } finally {
       compiling.delete(key);
     }
-    const reached = new Map([...reachedTables(policy)].map((t) => [t, schema?.get(t)] as const));
+    const reached = new Map([...reachedTables(policy, readsOf)].map((t) => [t, schema?.get(t)] as const));
     const anyRelational = resolution.rows.some((r) => relational.has(r));
     cache.set(key, {
       columns,

@@ -43,6 +43,12 @@ export interface TableInfo {
 
 export interface SchemaSnapshot {
   readonly tables: ReadonlyMap<string, TableInfo>;
+  /**
+   * Tables the database holds that are not served, each with the sentence that says why: a
+   * partition or an inheritance child (reached only through its parent, PostgreSQL), the record of
+   * rest's own migrations. They are not in `tables`: addressing one is 404, naming one in a policy 400.
+   */
+  readonly unserved?: ReadonlyMap<string, string>;
 }
 
 /**

@@ -12,13 +12,18 @@ export interface IntrospectedKeyPart {
   readonly column: string;
 }
 
-/** Columns in ordinal order and key parts in key order; tables keep the order they first appear in. */
+/**
+ * Columns in ordinal order and key parts in key order; tables keep the order they first appear in.
+ * The tables of `unserved` (name → why) are left out of `tables` and kept in `unserved`.
+ */
 export function buildSnapshot(
   columns: readonly IntrospectedColumn[],
   keyParts: readonly IntrospectedKeyPart[],
+  unserved: ReadonlyMap<string, string> = new Map(),
 ): SchemaSnapshot {
   const columnsOf = new Map<string, ColumnInfo[]>();
   for (const { table, ...column } of columns) {
+    if (unserved.has(table)) continue;
     const list = columnsOf.get(table) ?? [];
     list.push(Object.freeze({ ...column, valueKind: valueKindOf(column) }));
     columnsOf.set(table, list);
@@ -37,5 +42,5 @@ export function buildSnapshot(
       }),
     );
   }
-  return Object.freeze({ tables });
+  return Object.freeze({ tables, unserved });
 }

@@ -7,6 +7,7 @@ import type { CompiledPolicy, Decision, PolicySet } from '../../compiler/policy-
 import type { SchemaTypes } from '../../compiler/scope.js';
 import type { AuthUser, ColumnType } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
+import { INTERNAL_TABLES } from '../auth/auth-ddl.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
 import type { SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import type { AuthorizationRequest, PolicySource, WriteRow } from './authorizer.js';
@@ -30,14 +31,20 @@ export function policyColumnTypes(table: TableInfo): ColumnTypes {
 }
 
 /**
- * Every table's policy column types (secret columns left out, as above), what policies with
- * subqueries are compiled against. One map per schema snapshot, for the same reason.
+ * Every served table's policy column types (secret columns left out, as above), what policies with
+ * subqueries are compiled against: a subquery on one of the server's own tables reads a table that
+ * does not exist for it, so it denies (validation refuses it). One map per schema snapshot, for the
+ * same reason.
  */
 const schemaTypesCache = new WeakMap<SchemaSnapshot, SchemaTypes>();
 export function schemaTypesOf(snapshot: SchemaSnapshot): SchemaTypes {
   let types = schemaTypesCache.get(snapshot);
   if (types === undefined) {
-    types = new Map([...snapshot.tables.values()].map((t) => [t.name, policyColumnTypes(t)] as const));
+    types = new Map(
+      [...snapshot.tables.values()]
+        .filter((t) => !INTERNAL_TABLES.has(t.name))
+        .map((t) => [t.name, policyColumnTypes(t)] as const),
+    );
     schemaTypesCache.set(snapshot, types);
   }
   return types;

@@ -7,12 +7,19 @@ import { findCycles } from '../../compiler/cycles.js';
 import { isPolicyAction, POLICY_ACTIONS, type PolicyAction, type PolicyRow } from '../../compiler/types.js';
 import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
-import { visit, type ColumnNode, type Expr, type Position } from '../../grammar/ast.js';
+import {
+  children,
+  visit,
+  type ColumnNode,
+  type Expr,
+  type Position,
+  type TableRef,
+} from '../../grammar/ast.js';
 import { parsePolicy } from '../../grammar/parse-policy.js';
 import { PolicySyntaxError } from '../../grammar/policy-syntax-error.js';
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import type { DbAdapter, DbSession, Row, SchemaSnapshot } from '../db/adapter.js';
-import { AUTH_POLICIES_TABLE } from '../auth/auth-ddl.js';
+import { AUTH_POLICIES_TABLE, INTERNAL_TABLES } from '../auth/auth-ddl.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
 import { schemaTypesOf } from '../enforce/decide.js';
 import { floorWarning } from '../enforce/auth-users-floor.js';
@@ -144,6 +151,37 @@ function refuseCycles(
   );
 }
 
+/**
+ * Why a policy cannot name `table` (SPEC §3.2's tables that are not served), or undefined: the
+ * server's own tables, and those the schema holds but does not serve (a partition or an
+ * inheritance child, reached only through its parent).
+ */
+function unservedReason(table: string, schema: SchemaSnapshot): string | undefined {
+  if (INTERNAL_TABLES.has(table)) return `table '${table}' is internal to rest and is not served`;
+  return schema.unserved?.get(table);
+}
+
+/** The table of every subquery, nested ones included, in source order. */
+function subqueryTables(expr: Expr): readonly TableRef[] {
+  const own = expr.kind === 'exists' || expr.kind === 'in_select' ? [expr.from] : [];
+  return [...own, ...children(expr).flatMap(subqueryTables)];
+}
+
+/** No subquery reads a table that is not served. */
+function checkSubqueryTables(expr: Expr, schema: SchemaSnapshot): void {
+  for (const from of subqueryTables(expr)) {
+    const reason = unservedReason(from.name, schema);
+    if (reason !== undefined) {
+      throw expressionError(
+        `${reason}: a policy cannot read it`,
+        from.pos,
+        'a served table',
+        `'${from.name}'`,
+      );
+    }
+  }
+}
+
 /** The expression's columns exist in `table_name` (unless `all`) and are not secret. */
 function checkColumns(expr: Expr, table_name: string, columns: ColumnTypes | undefined): void {
   for (const column of columnNodes(expr)) {
@@ -182,17 +220,22 @@ function checkRule(
       allowed: POLICY_ACTIONS,
     });
   }
+  const unserved = unservedReason(table_name, schema);
+  if (unserved !== undefined) throw invalidPolicy(`${unserved}: a policy cannot name it`, 'table_name');
   const columns = table_name === ALL_TABLES ? undefined : columnTypesOf(schema, table_name);
   if (table_name !== ALL_TABLES && columns === undefined) {
     throw invalidPolicy(`table ${quoteValue(table_name)} does not exist`, 'table_name');
   }
   const expr = parsePolicy(expression);
+  checkSubqueryTables(expr, schema);
   checkColumns(expr, table_name, columns);
   const context =
     table_name === ALL_TABLES
       ? { schema: schemaTypesOf(schema) }
       : { table: table_name, schema: schemaTypesOf(schema) };
-  const problem = analyze(expr, columns, context).problems[0];
+  const analysis = analyze(expr, columns, context);
+  // An outer-row reference (`docs.owner_id` inside a subquery) must name a column of this table.
+  const problem = analysis.problems[0] ?? analysis.missingAt[0];
   if (problem !== undefined) {
     throw expressionError(problem.message, problem.pos, 'a well-typed condition', 'this expression');
   }

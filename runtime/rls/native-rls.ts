@@ -124,8 +124,12 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     }
   };
 
-  /** (table, hash) pairs a request already reconciled for: a mismatch that remains is the database being newer. */
-  const attempted = new Set<string>();
+  /**
+   * Per schema snapshot, the (table, hash) pairs a request already reconciled for: a mismatch that
+   * remains is the database being newer. A new snapshot (a table renamed back, re-created) starts
+   * afresh, as does a new policy set.
+   */
+  let attempted = new WeakMap<SchemaSnapshot, Set<string>>();
   // Every new policy snapshot starts a reconcile (below) before a request can use it; while one is
   // under way the database may hold an intermediate state (rows read between two changes), so a
   // request waits for it rather than trusting the last state — even one whose hash matches.
@@ -136,8 +140,10 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     const expected = tableRls(table, policies, role, schema).hash;
     if (state.applied.get(table.name) === expected) return;
     const key = `${table.name}\u0000${expected}`;
-    if (!attempted.has(key)) {
-      attempted.add(key);
+    const tried = attempted.get(schema) ?? new Set<string>();
+    attempted.set(schema, tried);
+    if (!tried.has(key)) {
+      tried.add(key);
       await reconcile();
     }
     if (!state.applied.has(table.name)) {
@@ -152,7 +158,7 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   let relational = (await deps.policies.get()).compiled.relationalTables;
   const unsubscribe = deps.policies.subscribe(({ compiled }) => {
     relational = compiled.relationalTables;
-    attempted.clear();
+    attempted = new WeakMap();
     reconcile().catch((e: unknown) => {
       logger.warn(
         { err: e instanceof Error ? e.message : String(e) },

@@ -40,7 +40,11 @@ LEFT JOIN pg_roles r ON r.rolname = $1
 JOIN pg_namespace n ON n.nspname = current_schema()
 WHERE l.rolname = current_user`;
 
-/** Served tables whose owner the login role does not act as, or whose owner the request role acts as. */
+/**
+ * Served tables whose owner the login role does not act as, or whose owner the request role acts
+ * as. Partitions and inheritance children are not served: requests read them through their parent,
+ * whose policies apply.
+ */
 const TABLE_OWNERS_SQL = `
 SELECT c.relname AS table_name,
        pg_has_role(current_user, c.relowner, 'USAGE') AS login_owns,
@@ -48,6 +52,7 @@ SELECT c.relname AS table_name,
 FROM pg_class c
 LEFT JOIN pg_roles r ON r.rolname = $1
 WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
+  AND NOT EXISTS (SELECT FROM pg_inherits i WHERE i.inhrelid = c.oid)
 ORDER BY c.relname`;
 
 async function roleFacts(session: DbSession, role: string): Promise<RoleFacts> {

@@ -87,6 +87,22 @@ LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
 WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
 ORDER BY c.relname, a.attnum`;
 
+// Partitions and inheritance children (their pg_inherits row), each with its first parent: they
+// are reached only through the parent, whose reads include their rows and whose policy applies.
+const INTROSPECT_CHILDREN = `
+SELECT c.relname AS table_name, p.relname AS parent_name, c.relispartition AS partition
+FROM pg_inherits i
+JOIN pg_class c ON c.oid = i.inhrelid
+JOIN pg_class p ON p.oid = i.inhparent
+WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') AND i.inhseqno = 1`;
+
+/**
+ * postgres-migrations' record of the applied migrations of sql/ (runtime/auth/pg-migrations.ts),
+ * known by its name and columns: the server's own bookkeeping, never served.
+ */
+const MIGRATIONS_TABLE = 'migrations';
+const MIGRATIONS_COLUMNS = 'executed_at,hash,id,name';
+
 const INTROSPECT_KEYS = `
 SELECT c.relname AS table_name, a.attname AS column_name
 FROM pg_index i
@@ -111,7 +127,31 @@ SELECT md5(coalesce(string_agg(x, ',' ORDER BY x), '')) AS version FROM (
   SELECT 'd' || d.oid || ':' || d.xmin::text FROM pg_attrdef d JOIN rel ON rel.oid = d.adrelid
   UNION ALL
   SELECT 'i' || i.indexrelid || ':' || i.xmin::text FROM pg_index i JOIN rel ON rel.oid = i.indrelid WHERE i.indisprimary
+  UNION ALL
+  SELECT 'h' || h.inhrelid || ':' || h.inhparent || ':' || h.xmin::text FROM pg_inherits h JOIN rel ON rel.oid = h.inhrelid
 ) s`;
+
+/** The tables of the schema that are not served, with why (SchemaSnapshot.unserved). */
+function unservedTables(columns: readonly Row[], children: readonly Row[]): Map<string, string> {
+  const unserved = new Map<string, string>();
+  for (const r of children) {
+    const parent = String(r['parent_name']);
+    const how = r['partition'] === true ? 'a partition of' : 'an inheritance child of';
+    unserved.set(
+      String(r['table_name']),
+      `table '${String(r['table_name'])}' is ${how} '${parent}': it is reached only through '${parent}'`,
+    );
+  }
+  const migrations = columns
+    .filter((r) => r['table_name'] === MIGRATIONS_TABLE)
+    .map((r) => String(r['column_name']))
+    .sort()
+    .join(',');
+  if (migrations === MIGRATIONS_COLUMNS) {
+    unserved.set(MIGRATIONS_TABLE, `table '${MIGRATIONS_TABLE}' is the record of rest's own migrations`);
+  }
+  return unserved;
+}
 
 const toResult = (r: pg.QueryResult): QueryResult => ({
   rows: r.rows as Row[],
@@ -370,9 +410,10 @@ class PgAdapterImpl implements PgAdapter {
   }
 
   async introspect(): Promise<SchemaSnapshot> {
-    const [columns, keys] = await Promise.all([
+    const [columns, keys, children] = await Promise.all([
       this.query({ text: INTROSPECT_COLUMNS, values: [] }),
       this.query({ text: INTROSPECT_KEYS, values: [] }),
+      this.query({ text: INTROSPECT_CHILDREN, values: [] }),
     ]);
     // Statements prepared before a column changed may describe other result types: the
     // connections holding them are retired.
@@ -395,6 +436,7 @@ class PgAdapterImpl implements PgAdapter {
         table: String(r['table_name']),
         column: String(r['column_name']),
       })),
+      unservedTables(columns.rows, children.rows),
     );
   }
 

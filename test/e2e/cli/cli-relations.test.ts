@@ -1,5 +1,6 @@
 // Relation policies through the built binary on every database: `auth policy add`
-// refuses unknown subquery tables and cycles with exit 2 and writes nothing; `policy explain`
+// refuses unknown subquery tables, outer-row references to missing columns, the server's own
+// tables and cycles with exit 2 and writes nothing; `policy explain`
 // shows the tables a subquery reads, the read policy it sees them through and missing indexes;
 // `policy compile` prints the RLS with its subqueries.
 
@@ -46,6 +47,21 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         'an unknown column in a subquery',
         ['tasks', 'read', 'exists (select from members where member = 1)', 'x'],
         /^rest: column 'member' does not exist in table 'members' at 1:35$/,
+      ],
+      [
+        "an outer-row reference to a column the policy's table lacks",
+        ['tasks', 'read', 'exists (select from members where members.team_id = tasks.nosuch_id)', 'x'],
+        /^rest: column 'nosuch_id' does not exist in table 'tasks' at 1:53$/,
+      ],
+      [
+        "one of the server's own tables in a subquery",
+        ['tasks', 'read', 'exists (select from auth_sessions where user_id = auth_user.id)', 'x'],
+        /^rest: table 'auth_sessions' is internal to rest and is not served: a policy cannot read it at 1:21$/,
+      ],
+      [
+        "one of the server's own tables as the policy's table",
+        ['auth_login_throttle', 'read', '', 'x'],
+        /^rest: table 'auth_login_throttle' is internal to rest and is not served: a policy cannot name it$/,
       ],
       [
         'a cycle through subqueries',

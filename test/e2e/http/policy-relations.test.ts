@@ -320,6 +320,57 @@ forEachAuthDatabase(
       });
     });
 
+    describe('an inner table renamed away and back, or dropped and re-created', () => {
+      const RENAME: Readonly<Record<DialectName, (from: string, to: string) => string>> = {
+        postgres: (from, to) => `ALTER TABLE ${from} RENAME TO ${to}`,
+        mysql: (from, to) => `RENAME TABLE ${from} TO ${to}`,
+        sqlite: (from, to) => `ALTER TABLE ${from} RENAME TO ${to}`,
+      };
+      // The generated RLS of papers depends on shares: PostgreSQL drops it with CASCADE.
+      const DROP: Readonly<Record<DialectName, string>> = {
+        postgres: 'DROP TABLE shares CASCADE',
+        mysql: 'DROP TABLE shares',
+        sqlite: 'DROP TABLE shares',
+      };
+      const SHARES_DDL = DDL[kind].find((d) => d.startsWith('CREATE TABLE shares ')) ?? '';
+
+      /** Polls until `status` is what GET /papers answers alice (the schema is re-read within ~1 s). */
+      async function untilStatus(c: PolicyContext, status: number): Promise<Reply> {
+        let reply = await c.http.get('/papers', c.alice.auth);
+        for (let i = 0; i < 100 && reply.status !== status; i += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          reply = await c.http.get('/papers', c.alice.auth);
+        }
+        return reply;
+      }
+
+      it('the relation policy works again once the table is back, without a policy write', async () => {
+        const c = ctx();
+        await setPolicies(c, [...OWN_ROWS, { table_name: 'papers', action: 'all', expression: SHARED }]);
+        expect(idsOf(await c.http.get('/papers', c.alice.auth))).toEqual([1, 3]);
+
+        await c.sql.exec(RENAME[kind]('shares', 'shares_away'));
+        expectStatus(await untilStatus(c, 403), 403);
+        await c.sql.exec(RENAME[kind]('shares_away', 'shares'));
+        expect(idsOf(await untilStatus(c, 200))).toEqual([1, 3]);
+
+        await c.sql.exec(DROP[kind]);
+        expectStatus(await untilStatus(c, 403), 403);
+        await c.sql.exec(SHARES_DDL);
+        await resetRows(
+          c,
+          'shares',
+          ['id', 'paper_id', 'user_id'],
+          [
+            [1, 1, c.alice.id],
+            [2, 2, c.bob.id],
+          ],
+        );
+        expect(idsOf(await untilStatus(c, 200))).toEqual([1]);
+        expect(idsOf(await c.http.get('/papers', c.bob.auth))).toEqual([2]);
+      });
+    });
+
     describe('the log', () => {
       const warnings = (c: PolicyContext): string[] =>
         c.server.log.lines.filter((l) => l['level'] === 40).map((l) => String(l['msg']));
@@ -389,6 +440,40 @@ forEachAuthDatabase(
         expect(errorOf(unknownColumn).message).toBe(
           "column 'member' does not exist in table 'memberships' at 1:39",
         );
+        expect(await policyCount(c)).toBe(3);
+      });
+
+      it("refuses an outer-row reference to a column the policy's table lacks", async () => {
+        const c = ctx();
+        await setPolicies(c, []);
+        const reply = await add(
+          c,
+          'papers',
+          'exists (select from shares where shares.paper_id = papers.nosuch_id)',
+        );
+        expectStatus(reply, 400, 'invalid_policy');
+        expect(errorOf(reply)).toMatchObject({
+          message: "column 'nosuch_id' does not exist in table 'papers' at 1:52",
+          details: { line: 1, column: 52 },
+        });
+        expect(await policyCount(c)).toBe(3);
+      });
+
+      it("refuses the server's own tables, in a subquery or as the policy's table", async () => {
+        const c = ctx();
+        await setPolicies(c, []);
+        for (const internal of ['auth_login_throttle', 'auth_sessions', 'auth_refresh_tokens']) {
+          const inSubquery = await add(c, 'papers', `exists (select from ${internal} where id = papers.id)`);
+          expectStatus(inSubquery, 400, 'invalid_policy');
+          expect(errorOf(inSubquery).message).toBe(
+            `table '${internal}' is internal to rest and is not served: a policy cannot read it at 1:21`,
+          );
+          const asTable = await add(c, internal, '');
+          expectStatus(asTable, 400, 'invalid_policy');
+          expect(errorOf(asTable).message).toBe(
+            `table '${internal}' is internal to rest and is not served: a policy cannot name it`,
+          );
+        }
         expect(await policyCount(c)).toBe(3);
       });
 

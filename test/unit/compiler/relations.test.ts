@@ -100,6 +100,28 @@ describe('analysis of subqueries', () => {
     });
     expect(a.problems).toEqual([]);
     expect(a.missingColumns).toEqual(['nope']);
+    // … each located where it is first named: validation refuses them in a policy for one table.
+    expect(a.missingAt).toEqual([
+      {
+        message: "column 'nope' does not exist in table 'docs'",
+        pos: { offset: 44, line: 1, column: 45 },
+      },
+    ]);
+    const bare = analyze(
+      parsePolicy('nope = 1 or exists (select from members where user_id = docs.id)'),
+      DOCS,
+      {
+        table: 'docs',
+        schema: SCHEMA,
+      },
+    );
+    expect(bare.missingAt.map((p) => `${p.message} at ${p.pos.column}`)).toEqual([
+      "column 'nope' does not exist in table 'docs' at 1",
+    ]);
+    // For `all` (no table given) nothing is missing until a table is known.
+    expect(analyze(parsePolicy('exists (select from members where user_id = docs.nope)')).missingAt).toEqual(
+      [],
+    );
   });
 
   it('without a schema, types subqueries as unknown and reports no problem', () => {
@@ -314,6 +336,32 @@ describe('decisions and checks with subqueries', () => {
     const q = set.policyFor('docs', 'read', DOCS, changed);
     expect(q).not.toBe(p);
     expect(q.issues.map((i) => i.message)).toEqual(["column 'user_id' does not exist in table 'members'"]);
+  });
+
+  it('recompiles when a table the subqueries read comes back after it was renamed away or dropped', () => {
+    const set = compilePolicySet(rows, dialects.sqlite);
+    const gone: SchemaTypes = new Map([...SCHEMA].filter(([t]) => t !== 'members'));
+    const without = set.policyFor('docs', 'read', DOCS, gone);
+    expect(without.issues.map((i) => i.message)).toEqual(["table 'members' does not exist"]);
+    expect(without.decide(ALICE)).toEqual({ kind: 'deny' });
+    const back = set.policyFor('docs', 'read', DOCS, new Map(SCHEMA));
+    expect(back).not.toBe(without);
+    expect(back.issues).toEqual([]);
+    expect(back.decide(ALICE).kind).toBe('filter');
+  });
+
+  it('recompiles when a table an inner read policy reads comes back', () => {
+    const nested = [
+      row('docs', 'all', 'team_id in (select team_id from members where user_id = auth_user.id)'),
+      row('members', 'read', 'exists (select from shares where shares.user_id = members.user_id)'),
+      row('shares', 'all', ''),
+    ];
+    const set = compilePolicySet(nested, dialects.sqlite);
+    const gone: SchemaTypes = new Map([...SCHEMA].filter(([t]) => t !== 'shares'));
+    const sql = (schema: SchemaTypes): string =>
+      renderSql(dialects.sqlite, set.policyFor('docs', 'read', DOCS, schema).predicate, ALICE).text;
+    expect(sql(gone)).not.toContain('"shares"');
+    expect(sql(new Map(SCHEMA))).toContain('"shares"');
   });
 });
 
