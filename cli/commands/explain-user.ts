@@ -15,5 +15,9 @@ export const EXPLAIN_USER_OPTIONS = {
     describe: 'Decide for some admin (auth_user.is_admin true, no particular id)',
   },
   anonymous: { type: 'boolean', default: false, describe: 'Decide for an anonymous request (the default)' },
-  claims: { type: 'string', describe: 'More token claims as a JSON object (auth_user.claims.<name>)' },
+  claims: {
+    type: 'string',
+    describe:
+      'Token claims as a JSON object (auth_user.claims.<name>); alone: the caller of a token from another system',
+  },
 } as const satisfies Readonly<Record<string, Options>>;

@@ -28,7 +28,10 @@ function parseClaims(text: string): Readonly<Record<string, unknown>> {
   return value as Readonly<Record<string, unknown>>;
 }
 
-/** Anonymous unless --user or --admin is given; they exclude each other and --anonymous. */
+/**
+ * Anonymous unless --user, --admin or --claims is given; --user, --admin and --anonymous exclude
+ * each other. --claims alone is the caller of a token from another system, judged from its claims.
+ */
 export function explainUserSpec(flags: ExplainUserFlags): ExplainUserSpec {
   const given = [
     flags.user === undefined ? undefined : '--user',
@@ -44,7 +47,10 @@ export function explainUserSpec(flags: ExplainUserFlags): ExplainUserSpec {
   if (flags.user !== undefined) return { kind: 'stored', ref: flags.user, claims };
   if (flags.admin) return { kind: 'some_admin', claims };
   if (flags.claims !== undefined) {
-    throw usage('--claims describes a logged-in user: give --user <id|username> or --admin too');
+    if (flags.anonymous) {
+      throw usage('--anonymous and --claims exclude each other: --claims describes the caller of a token');
+    }
+    return { kind: 'token', claims };
   }
   return { kind: 'anonymous' };
 }

@@ -1,6 +1,7 @@
-// The `auth_user` a `policy explain` decides for (docs/operations.md): anonymous, "some admin", or a stored
+// The `auth_user` a `policy explain` decides for (docs/operations.md): anonymous, "some admin", a stored
 // user of auth_users looked up by id or username — with the id, username and is_admin the server
-// gives a built-in user's request (§3.3), and the claims its token carries.
+// gives a built-in user's request, and the claims its token carries — or the caller of a token
+// from another system, judged from its claims exactly as the server judges such a token.
 
 import { ANONYMOUS, type AuthUser } from '../../compiler/types.js';
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
@@ -9,6 +10,7 @@ import { RestError } from '../../errors/rest-error.js';
 import { AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from '../auth/auth-ddl.js';
 import { usernameKey } from '../auth/usernames.js';
 import { isTrue } from '../auth/sessions.js';
+import { authUserFromClaims } from '../auth/tokens.js';
 import type { DbAdapter, Row } from '../db/adapter.js';
 
 export type ExplainUserSpec =
@@ -16,7 +18,9 @@ export type ExplainUserSpec =
   /** An admin whose id does not matter: `auth_user.id` is null, `auth_user.is_admin` true. */
   | { readonly kind: 'some_admin'; readonly claims: Readonly<Record<string, unknown>> }
   /** The stored user with this id, or else with this username (compared as usernames are unique). */
-  | { readonly kind: 'stored'; readonly ref: string; readonly claims: Readonly<Record<string, unknown>> };
+  | { readonly kind: 'stored'; readonly ref: string; readonly claims: Readonly<Record<string, unknown>> }
+  /** A token from another system with these claims (`user_id`, `is_admin`, `username`, the rest). */
+  | { readonly kind: 'token'; readonly claims: Readonly<Record<string, unknown>> };
 
 const INTEGER = /^-?[0-9]+$/;
 
@@ -48,6 +52,23 @@ async function storedUser(db: Pick<DbAdapter, 'query' | 'dialect'>, ref: string)
   return row;
 }
 
+/**
+ * The caller of a token from another system with `claims`, as authUserFromClaims makes it for a
+ * request; claims such a token is refused for (no integer `user_id`) are an invalid argument.
+ */
+function tokenUser(claims: Readonly<Record<string, unknown>>): AuthUser {
+  try {
+    return authUserFromClaims(claims);
+  } catch (e) {
+    if (!(e instanceof RestError)) throw e;
+    const detail = e.cause instanceof Error ? e.cause.message : e.message;
+    throw new RestError(
+      'invalid_arguments',
+      `--claims ${quoteValue(JSON.stringify(claims))} would be refused as a token (${detail}): give an integer user_id, or --user <id|username> or --admin`,
+    );
+  }
+}
+
 /** The user of `spec`; a stored user's token claims win over the extra claims given. */
 export async function explainUser(
   db: Pick<DbAdapter, 'query' | 'dialect'>,
@@ -77,5 +98,7 @@ export async function explainUser(
         claims: Object.freeze({ ...spec.claims, user_id: id, is_admin, username }),
       });
     }
+    case 'token':
+      return tokenUser(spec.claims);
   }
 }

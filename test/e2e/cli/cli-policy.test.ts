@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../../compiler/types.js';
 import { ALL_KINDS, isAvailable, withPg } from '../../support/databases.js';
 import { EXAMPLE_TABLES_DDL, openCliDatabase, suiteName, type CliDatabase } from './cli-fixtures.js';
+import { runCliProcess } from './run-cli.js';
 
 /** The owner predicate of the default policy as each database gets it for user 2 (portable path). */
 const OWNER_FILTER: Readonly<Record<DialectName, string>> = {
@@ -144,6 +145,31 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           claims: { user_id: 2, is_admin: false, username: 'bob' },
         });
       }
+    });
+
+    it('--claims alone decides for the caller of a token from another system (the built binary)', async () => {
+      const rest = (...args: string[]) =>
+        runCliProcess(['-db.url', t.db.url, ...PORTABLE[kind], 'policy', 'explain', ...args]);
+      const r = await rest('todos', 'read', '--claims', '{"user_id":2}');
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(decisionLine(r.stdout)).toMatch(/^Decision: filter .*\[2\]$/);
+      const json = JSON.parse(
+        (await rest('todos', 'read', '--claims', '{"user_id":"9","is_admin":true,"org":3}', '--json')).stdout,
+      );
+      // As such a token is judged: the id from user_id, is_admin only when true, every claim kept.
+      expect(json.user).toEqual({
+        id: 9,
+        username: null,
+        is_admin: true,
+        is_authenticated: true,
+        claims: { user_id: '9', is_admin: true, org: 3 },
+      });
+      expect(json.decision).toMatchObject({ kind: 'filter' });
+      const refused = await rest('todos', 'read', '--claims', '{"user_id":"x"}');
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toMatch(/would be refused as a token \(user_id claim is not an integer\)/);
     });
 
     it('--admin alone decides for some admin: allowed by is_admin, no id to match an owner column', async () => {
@@ -296,10 +322,16 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         /--user and --admin exclude each other/,
       ],
       [
-        '--claims for an anonymous user',
-        ['todos', 'read', '--claims', '{}'],
+        '--claims alone without a user_id (such a token is refused)',
+        ['todos', 'read', '--claims', '{"org_id": 7}'],
         1,
-        /give --user <id\|username> or --admin too/,
+        /^rest: --claims '\{"org_id":7\}' would be refused as a token \(user_id claim is missing\)/m,
+      ],
+      [
+        '--claims with --anonymous',
+        ['todos', 'read', '--anonymous', '--claims', '{"user_id": 2}'],
+        1,
+        /--anonymous and --claims exclude each other/,
       ],
       [
         '--claims that is not a JSON object',

@@ -19,6 +19,7 @@ describe('explainUserSpec', () => {
       { kind: 'stored', ref: 'bob', claims: { org_id: 7 } },
     ],
     ['--admin', { admin: true }, { kind: 'some_admin', claims: {} }],
+    ['--claims alone', { claims: '{"user_id": 1}' }, { kind: 'token', claims: { user_id: 1 } }],
     [
       '--admin --claims',
       { admin: true, claims: '{"org_id": 7}' },
@@ -40,9 +41,9 @@ describe('explainUserSpec', () => {
       /^--admin and --anonymous exclude each other/,
     ],
     [
-      '--claims alone',
-      { claims: '{}' },
-      '--claims describes a logged-in user: give --user <id|username> or --admin too',
+      '--claims with --anonymous',
+      { anonymous: true, claims: '{"user_id": 1}' },
+      '--anonymous and --claims exclude each other: --claims describes the caller of a token',
     ],
     [
       '--claims that is an array',
