@@ -16,7 +16,7 @@ const LAYERS = ['cli', 'runtime', 'compiler', 'grammar', 'errors'];
 const RUNTIME_ROOMS = [
   ['server'],
   ['explain', 'http'],
-  ['rls', 'handlers'],
+  ['rls', 'handlers', 'openapi'],
   ['policies', 'plan'],
   ['enforce'],
   ['auth'],

@@ -17,6 +17,9 @@ import { commonHeaders, requestIdFrom } from '../http/common-headers.js';
 import { corsMiddleware } from '../http/cors.js';
 import { errorMiddleware } from '../http/error-middleware.js';
 import { oneLayer } from '../http/one-layer.js';
+import { openApiHandler } from '../http/openapi-handler.js';
+import { createOpenApiService } from '../openapi/openapi-service.js';
+import type { PolicySource } from '../enforce/authorizer.js';
 import { restHandler, type Authenticate, type SchemaLookup } from '../http/rest-handler.js';
 import type { Logger } from '../logger.js';
 import type { Authorizer } from '../enforce/authorizer.js';
@@ -40,6 +43,8 @@ export interface AppDeps {
   readonly runner: RequestRunner;
   /** The /auth/* endpoints (docs/authentication.md), present exactly when auth is enabled; else 404 `auth_disabled`. */
   readonly authRoutes?: RequestHandler;
+  /** The compiled policies the authorizer decides with, for the OpenAPI document; absent while auth is disabled. */
+  readonly policies?: PolicySource;
 }
 
 function accessLog(logger: Logger, clock: Clock) {
@@ -76,6 +81,10 @@ export function createApp(deps: AppDeps): Express {
       accessLog(deps.logger, deps.clock),
       corsMiddleware(deps.config.cors),
       deps.authRoutes ?? authDisabledRoutes(),
+      openApiHandler({
+        openapi: createOpenApiService({ schema: deps.schema, policies: deps.policies }),
+        authenticate: deps.authenticate,
+      }),
       restHandler({
         adapter: deps.adapter,
         schema: deps.schema,

@@ -114,6 +114,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       authorizer: auth.authorizer,
       runner: auth.runner,
       ...(auth.authRoutes === undefined ? {} : { authRoutes: auth.authRoutes }),
+      ...(auth.policies === undefined ? {} : { policies: auth.policies }),
     });
     http = createDrainingServer(app, expressShaped(app));
     info = await listen(http.server, config.addr);

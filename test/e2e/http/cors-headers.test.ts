@@ -21,7 +21,7 @@ forEachDatabase(
   'CORS enabled',
   (ctx) => {
     it('echoes a listed origin with Vary: Origin, on success and on error', async () => {
-      for (const path of ['/items', '/nope', '/']) {
+      for (const path of ['/items', '/nope', '/', '/openapi.json']) {
         const r = await ctx().http.get(path, { headers: { origin: ALLOWED } });
         expect(r.headers.get('access-control-allow-origin')).toBe(ALLOWED);
         expect(r.headers.get('vary')).toMatch(/\bOrigin\b/);

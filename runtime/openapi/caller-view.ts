@@ -1,0 +1,99 @@
+// What one caller may use of the API, from the schema snapshot and the compiled policies the
+// requests use: per served table, the actions not denied whatever the row (the in-process decision
+// of runtime/enforce/decide.ts for this `auth_user`) and the columns it may read and write. The
+// OpenAPI document is a function of this view, so two callers with the same view share one.
+
+import type { PolicySet } from '../../compiler/policy-set.js';
+import { ACTIONS, type Action, type AuthUser } from '../../compiler/types.js';
+import { AUTH_USERS_TABLE, INTERNAL_TABLES } from '../auth/auth-ddl.js';
+import { isSecretColumn } from '../auth/secret-columns.js';
+import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../db/adapter.js';
+import { ADMIN_ONLY_USER_COLUMNS } from '../enforce/auth-users-floor.js';
+import { decideInProcess } from '../enforce/decide.js';
+
+export interface TableView {
+  readonly table: TableInfo;
+  /** The actions this caller is not denied whatever the row; never empty (such a table is left out). */
+  readonly actions: ReadonlySet<Action>;
+  /** The columns a read returns to this caller. */
+  readonly readable: readonly ColumnInfo[];
+  /** The columns this caller may put in a body. */
+  readonly writable: readonly ColumnInfo[];
+}
+
+export interface CallerView {
+  /** With auth off every table is public and the auth endpoints are not served. */
+  readonly authEnabled: boolean;
+  /** The tables the caller may use, by name. */
+  readonly tables: readonly TableView[];
+}
+
+export interface CallerViewInput {
+  readonly snapshot: SchemaSnapshot;
+  readonly user: AuthUser;
+  /** The compiled policies the requests use; undefined while auth is disabled (everything allowed). */
+  readonly policies: PolicySet | undefined;
+}
+
+/**
+ * The columns of `table` a caller may read and write. Today: every column but the secret ones
+ * (`auth_users.password`, its hidden key) and, with auth on, for a non-admin not the admin-only
+ * columns of `auth_users` in a body (the floor of docs/authentication.md). This is where column
+ * rules per caller (hidden and write-protected columns, docs/policy-language.md) narrow the lists.
+ */
+export function callerColumns(
+  table: TableInfo,
+  user: AuthUser,
+  authEnabled: boolean,
+): { readonly readable: readonly ColumnInfo[]; readonly writable: readonly ColumnInfo[] } {
+  const readable = table.columns.filter((c) => !isSecretColumn(table.name, c.name));
+  const adminOnly = authEnabled && table.name === AUTH_USERS_TABLE && !user.is_admin;
+  const writable = adminOnly ? readable.filter((c) => !ADMIN_ONLY_USER_COLUMNS.includes(c.name)) : readable;
+  return { readable, writable };
+}
+
+async function allowedActions(
+  input: CallerViewInput,
+  table: TableInfo,
+  policies: PolicySet,
+): Promise<Set<Action>> {
+  const source = { get: async () => ({ compiled: policies }) };
+  const allowed = new Set<Action>();
+  for (const action of ACTIONS) {
+    const decided = await decideInProcess(source, {
+      table,
+      action,
+      user: input.user,
+      schema: input.snapshot,
+    });
+    if (decided.kind === 'decided' && decided.decision.kind !== 'deny') allowed.add(action);
+  }
+  return allowed;
+}
+
+export async function callerView(input: CallerViewInput): Promise<CallerView> {
+  const { snapshot, user, policies } = input;
+  const tables: TableView[] = [];
+  const names = [...snapshot.tables.keys()].filter((n) => !INTERNAL_TABLES.has(n)).sort();
+  for (const name of names) {
+    const table = snapshot.tables.get(name);
+    if (table === undefined) continue;
+    const actions = policies === undefined ? new Set(ACTIONS) : await allowedActions(input, table, policies);
+    if (actions.size === 0) continue;
+    tables.push({ table, actions, ...callerColumns(table, user, policies !== undefined) });
+  }
+  return { authEnabled: policies !== undefined, tables };
+}
+
+/** A string equal for two views exactly when the document of one serves the other (same snapshot). */
+export function viewKey(view: CallerView): string {
+  return JSON.stringify([
+    view.authEnabled,
+    view.tables.map((t) => [
+      t.table.name,
+      [...t.actions].sort(),
+      t.readable.map((c) => c.name),
+      t.writable.map((c) => c.name),
+    ]),
+  ]);
+}
