@@ -91,10 +91,10 @@ export const PGRST_PARAMETERS: Readonly<Record<string, Parameter>> = {
   ),
   'pgrst.prefer_read': header('Prefer', PREFER_READ),
   'pgrst.prefer_write': header('Prefer', PREFER_WRITE),
-  'pgrst.range': header('Range', 'Rows `<first>-<last>` (from 0), like `offset` and `limit`.', {
-    type: 'string',
-    pattern: '^[0-9]+-[0-9]*$',
-  }),
+  'pgrst.range': header(
+    'Range',
+    'Accepted and ignored: page with `limit` and `offset` (what the clients send).',
+  ),
   'pgrst.accept_profile': header('Accept-Profile', PROFILE),
   'pgrst.content_profile': header('Content-Profile', PROFILE),
 };

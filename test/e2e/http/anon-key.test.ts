@@ -62,6 +62,23 @@ forEachAuthDatabase('anonymous API keys', (ctx) => {
     }
   });
 
+  it('is the anonymous user on the PostgREST dialect too', async () => {
+    for (const [, headers] of withKey()) {
+      const r = await ctx().http.get('/rest/v1/plain?select=id', { headers });
+      expect(r.status, r.text).toBe(200);
+      expect(r.json).toEqual([{ id: 1 }]);
+      const denied = await ctx().http.get('/rest/v1/notes', { headers });
+      expect(denied.status).toBe(401);
+      expect(denied.json).toMatchObject({ code: '42501' });
+    }
+    const forged = await ctx().mint({ role: 'anon' }, { secret: OTHER_SECRET });
+    for (const headers of [bearer(forged).headers, { apikey: forged }]) {
+      const r = await ctx().http.get('/rest/v1/plain', { headers });
+      expect(r.status).toBe(401);
+      expect(r.json).toMatchObject({ code: 'PGRST301' });
+    }
+  });
+
   it("takes a logged-in user's token over the key sent beside it", async () => {
     const { alice } = ctx();
     const r = await ctx().http.get('/notes', { headers: { ...alice.auth.headers, apikey: anonKey } });
