@@ -61,6 +61,11 @@ export interface Dialect {
   /** A validated ISO-8601 timestamp as the driver should bind it. */
   bindTimestamp(text: string): unknown;
   /**
+   * Table requests: what wraps both sides of a comparison of a timestamp column with a value, so
+   * that equal instants compare equal whatever text form the column holds them in.
+   */
+  readonly timestampOperand: { readonly open: string; readonly close: string };
+  /**
    * A write's policy check can fail inside its own statement (plan-write.ts `raising`): then a
    * single-row create or an update with a check is one statement, not a transaction of several.
    */

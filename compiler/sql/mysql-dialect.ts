@@ -77,6 +77,8 @@ export const mysqlDialect: Dialect = Object.freeze({
   unlimited: 'LIMIT 18446744073709551615',
   insertDefaults: ' () VALUES ()',
   bindTimestamp: mysqlDatetime,
+  // DATETIME and TIMESTAMP compare as instants.
+  timestampOperand: { open: '', close: '' },
   checkInStatement: false,
   // MySQL has no RETURNING, and a several-row create that must be checked is a transaction anyway.
   manyRowInsert: false,

@@ -32,6 +32,8 @@ export const postgresDialect: Dialect = Object.freeze({
   unlimited: '',
   insertDefaults: ' DEFAULT VALUES',
   bindTimestamp: (text: string) => text,
+  // timestamp and timestamptz compare as instants.
+  timestampOperand: { open: '', close: '' },
   // `1 / CASE WHEN … THEN 1 ELSE 0 END` fails its statement with division_by_zero.
   checkInStatement: true,
   // `DEFAULT` in a VALUES list: https://www.postgresql.org/docs/15/sql-insert.html; the rows of a

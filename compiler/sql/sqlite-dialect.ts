@@ -7,6 +7,16 @@ import { likeWith, orderWithNulls, plainCompare, plainIn, quoteWith } from './st
 /** GLOB is SQLite's case-sensitive LIKE: `*` is already its wildcard; `?` and `[` must be literal. */
 export const globPattern = (pattern: string): string => pattern.replace(/[?[]/g, '[$&]');
 
+/**
+ * A validated timestamp as SQLite's date functions read it: a zone written `+HH` or `+HHMM` is
+ * written `+HH:MM`, the one offset form they accept (https://www.sqlite.org/lang_datefunc.html).
+ */
+export function sqliteTimestamp(text: string): string {
+  return text.replace(/([+-])([0-9]{2}):?([0-9]{2})?$/, (zone, sign: string, hh: string, mm?: string) =>
+    text.length - zone.length > 10 ? `${sign}${hh}:${mm ?? '00'}` : zone,
+  );
+}
+
 export const sqliteDialect: Dialect = Object.freeze({
   name: 'sqlite',
   quoteIdent: quoteWith('"'),
@@ -33,7 +43,12 @@ export const sqliteDialect: Dialect = Object.freeze({
   // A negative LIMIT is no limit (https://www.sqlite.org/lang_select.html#limitoffset).
   unlimited: 'LIMIT -1',
   insertDefaults: ' DEFAULT VALUES',
-  bindTimestamp: (text: string) => text,
+  bindTimestamp: sqliteTimestamp,
+  // SQLite keeps timestamps as the text written (`2021-01-01 00:00:00`, `2021-01-01T00:00:00`,
+  // with or without a zone): compared as text, equal instants differ. julianday() reads every
+  // such form as the same instant (zones converted to UTC; precision: the millisecond)
+  // (https://www.sqlite.org/lang_datefunc.html).
+  timestampOperand: { open: 'julianday(', close: ')' },
   // Division by zero is NULL in SQLite: a failed check cannot end the statement.
   checkInStatement: false,
   // No `DEFAULT` in a VALUES list, and RETURNING's order is not the VALUES order

@@ -23,7 +23,7 @@ export function bindParam(value: unknown): unknown {
   return value;
 }
 
-const LOCAL_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}(?::\d{2})?)(?:\.(\d+))?$/;
+const LOCAL_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})(?:[ T](\d{2}:\d{2})(?::(\d{2})(?:\.(\d+))?)?)?$/;
 const ZONED_TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?(?:\.(\d+))?(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)$/i;
 
@@ -32,10 +32,14 @@ const fraction = (digits: string | undefined): string => {
   return trimmed === '' ? '' : `.${trimmed}`;
 };
 
-/** `2024-01-02 03:04:05.500` → `2024-01-02T03:04:05.5` (a timestamp without time zone). */
+/**
+ * `2024-01-02 03:04:05.500` → `2024-01-02T03:04:05.5` (a timestamp without time zone): one text
+ * form on every database, seconds always written (`2024-01-02 03:04` and `2024-01-02`, which
+ * SQLite may hold, become `2024-01-02T03:04:00` and `2024-01-02T00:00:00`).
+ */
 export function localTimestamp(text: string): string {
   const m = LOCAL_TIMESTAMP.exec(text);
-  return m === null ? text : `${m[1]}T${m[2]}${fraction(m[3])}`;
+  return m === null ? text : `${m[1]}T${m[2] ?? '00:00'}:${m[3] ?? '00'}${fraction(m[4])}`;
 }
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');

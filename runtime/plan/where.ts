@@ -19,6 +19,24 @@ function value(column: ColumnInfo, text: string, dialect: Dialect): unknown {
   return driverValue(column, coerceQueryValue(column, text), dialect);
 }
 
+const PLAIN = Object.freeze({ open: '', close: '' });
+
+/** What wraps both sides of a comparison on `column` (dialect.ts `timestampOperand`). */
+const operandOf = (
+  column: ColumnInfo,
+  dialect: Dialect,
+): { readonly open: string; readonly close: string } =>
+  column.valueKind === 'timestamp' ? dialect.timestampOperand : PLAIN;
+
+/**
+ * `column <op> value` for a column of no text kind: a timestamp's both sides wrapped by the
+ * dialect (SQLite compares instants, not the text it holds them in).
+ */
+function appendCompare(b: SqlBuilder, column: ColumnInfo, op: string, v: unknown): void {
+  const { open, close } = operandOf(column, b.dialect);
+  b.append(open).appendIdent(column.name).append(`${close} ${op} ${open}`).appendValue(v).append(close);
+}
+
 function appendPattern(b: SqlBuilder, column: ColumnInfo, op: 'like' | 'ilike', pattern: string): void {
   const name = column.name;
   if (column.valueKind !== 'text') throw unsupported(column, `${op} needs a text column; ${name} is not one`);
@@ -41,7 +59,7 @@ function appendColumnFilter(b: SqlBuilder, table: TableInfo, filter: ColumnFilte
       if (kind === 'text' && (filter.op === 'eq' || filter.op === 'neq')) {
         dialect.textCompare(b, name, SQL_COMPARISON[filter.op] as '=' | '<>', v);
       } else {
-        b.appendIdent(name).append(` ${SQL_COMPARISON[filter.op]} `).appendValue(v);
+        appendCompare(b, column, SQL_COMPARISON[filter.op], v);
       }
       return;
     }
@@ -69,7 +87,7 @@ function appendColumnFilter(b: SqlBuilder, table: TableInfo, filter: ColumnFilte
       const v = value(column, filter.value, dialect);
       b.append('(').appendIdent(name).append(' IS NULL OR ');
       if (kind === 'text') dialect.textCompare(b, name, '<>', v);
-      else b.appendIdent(name).append(' <> ').appendValue(v);
+      else appendCompare(b, column, '<>', v);
       b.append(')');
       return;
     }
@@ -78,10 +96,11 @@ function appendColumnFilter(b: SqlBuilder, table: TableInfo, filter: ColumnFilte
       if (values.length === 0) b.append(dialect.falseSql);
       else if (kind === 'text') dialect.textIn(b, name, values);
       else {
-        b.appendIdent(name).append(' IN (');
+        const { open, close } = operandOf(column, dialect);
+        b.append(open).appendIdent(name).append(`${close} IN (`);
         values.forEach((v, i) => {
           if (i > 0) b.append(', ');
-          b.appendValue(v);
+          b.append(open).appendValue(v).append(close);
         });
         b.append(')');
       }
@@ -141,7 +160,7 @@ export function whereClause(input: WhereInput, dialect: Dialect): SqlFragment {
     const column = keyColumn(input.table);
     const v = value(column, input.key, dialect);
     if (column.valueKind === 'text') dialect.textCompare(b, column.name, '=', v);
-    else b.appendIdent(column.name).append(' = ').appendValue(v);
+    else appendCompare(b, column, '=', v);
     conditions.push(b.build());
   }
   for (const filter of input.filters) {

@@ -18,6 +18,7 @@ import {
 import { whereClause } from '../../../../runtime/plan/where.js';
 import { parseTableRequest } from '../../../../runtime/request/parse-request.js';
 import type { JsonValue } from '../../../../runtime/request/types.js';
+import { sqliteTimestamp } from '../../../../compiler/sql/sqlite-dialect.js';
 import { fakeColumn } from '../../../support/fake-schema.js';
 
 const column = (
@@ -394,6 +395,68 @@ describe('value coercion is the same on every database', () => {
     expect(coerceBodyValue(c('title'), '😀 \uD83D\uDE00')).toBe('😀 😀');
     expect(coerceBodyValue(c('meta'), { '😀': ['𝄞'] })).toEqual({ '😀': ['𝄞'] });
     expect(coerceQueryValue(c('title'), '𝄞')).toBe('𝄞');
+  });
+});
+
+describe('declared lengths are checked in-process (SQLite enforces none)', () => {
+  it.each([
+    ['varchar(3)', 'abc', true],
+    ['varchar(3)', 'abcd', false],
+    ['character varying(3)', 'abcd', false],
+    ['character(2)', 'abc', false],
+    ['char(2)', 'ab', true],
+    ['nvarchar(2)', '😀😀', true],
+    ['varchar(2)', '😀😀😀', false],
+    ['text', 'x'.repeat(10_000), true],
+    ['varchar', 'x'.repeat(10_000), true],
+  ])('%s holds %j: %s', (dbType, value, fits) => {
+    const c = column('code', 'text', dbType);
+    if (fits) expect(coerceBodyValue(c, value)).toBe(value);
+    else {
+      const e = errorOf(() => coerceBodyValue(c, value));
+      expect([e.code, e.details]).toEqual(['invalid_value', { column: 'code' }]);
+      expect(e.message).toMatch(new RegExp(`^code is longer than its type .+ allows \\(\\d+ characters\\)$`));
+    }
+  });
+
+  it('a filter value is not checked against the length: it just finds nothing', () => {
+    expect(coerceQueryValue(column('code', 'text', 'varchar(3)'), 'abcd')).toBe('abcd');
+  });
+});
+
+describe('timestamp comparisons compare instants on every dialect', () => {
+  const filter = (kind: DialectName, query: string): string =>
+    read(kind, query).text.split(' WHERE ')[1] ?? '';
+  it.each([
+    [
+      'at=eq.2021-01-01T00:00:00',
+      {
+        postgres: '("at" = $1) ORDER BY "id" ASC NULLS LAST LIMIT 100',
+        mysql: '(`at` = ?) ORDER BY `id` IS NULL ASC, `id` ASC LIMIT 100',
+        sqlite: '(julianday("at") = julianday(?)) ORDER BY "id" ASC NULLS LAST LIMIT 100',
+      },
+    ],
+    [
+      'at=in.(2021-01-01,2021-01-02T10:30)',
+      {
+        postgres: '("at" IN ($1, $2)) ORDER BY "id" ASC NULLS LAST LIMIT 100',
+        mysql: '(`at` IN (?, ?)) ORDER BY `id` IS NULL ASC, `id` ASC LIMIT 100',
+        sqlite: '(julianday("at") IN (julianday(?), julianday(?))) ORDER BY "id" ASC NULLS LAST LIMIT 100',
+      },
+    ],
+  ] as const)('%s', (query, expected) => {
+    for (const kind of ALL) expect([kind, filter(kind, query)]).toEqual([kind, expected[kind]]);
+  });
+
+  it.each([
+    ['2021-01-01T00:00:00+02', '2021-01-01T00:00:00+02:00'],
+    ['2021-01-01T00:00:00.5-0530', '2021-01-01T00:00:00.5-05:30'],
+    ['2021-01-01T00:00:00+02:00', '2021-01-01T00:00:00+02:00'],
+    ['2021-01-01 00:00Z', '2021-01-01 00:00Z'],
+    ['2021-01-01', '2021-01-01'],
+    ['2021-01-01T10:00', '2021-01-01T10:00'],
+  ])('SQLite binds %s as %s (the offset form its date functions read)', (text, bound) => {
+    expect(sqliteTimestamp(text)).toBe(bound);
   });
 });
 
