@@ -49,11 +49,6 @@ export interface Dialect {
   orderBy(w: SqlWriter, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last'): void;
   /** Row locks for a read-then-write inside a transaction (appended to the SELECT). */
   readonly forUpdate: string;
-  /**
-   * `INSERT … ON CONFLICT (…) DO NOTHING` tells which row met an existing one without reading it,
-   * so an upsert needs no locking read first (and works for a caller who cannot see the row).
-   */
-  readonly insertOrNothing: boolean;
   /** What comes before an OFFSET that has no LIMIT (empty where OFFSET stands alone). */
   readonly unlimited: string;
   /** An INSERT that gives every column its default (appended to `INSERT INTO t`). */

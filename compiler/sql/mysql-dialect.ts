@@ -71,7 +71,6 @@ export const mysqlDialect: Dialect = Object.freeze({
   },
   // https://mariadb.com/kb/en/for-update/
   forUpdate: ' FOR UPDATE',
-  insertOrNothing: false,
   // An OFFSET needs a LIMIT: the manual's "all rows" is the largest BIGINT UNSIGNED
   // (https://dev.mysql.com/doc/refman/8.0/en/select.html#select-limit).
   unlimited: 'LIMIT 18446744073709551615',

@@ -28,7 +28,6 @@ export const postgresDialect: Dialect = Object.freeze({
   ilike: likeWith('ILIKE'),
   orderBy: orderWithNulls,
   forUpdate: ' FOR UPDATE',
-  insertOrNothing: true,
   unlimited: '',
   insertDefaults: ' DEFAULT VALUES',
   bindTimestamp: (text: string) => text,

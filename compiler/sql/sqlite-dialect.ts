@@ -39,7 +39,6 @@ export const sqliteDialect: Dialect = Object.freeze({
   // No row locks and no FOR UPDATE: the adapter's BEGIN IMMEDIATE already holds the database's
   // one write lock for the transaction (https://www.sqlite.org/lang_transaction.html).
   forUpdate: '',
-  insertOrNothing: false,
   // A negative LIMIT is no limit (https://www.sqlite.org/lang_select.html#limitoffset).
   unlimited: 'LIMIT -1',
   insertDefaults: ' DEFAULT VALUES',

@@ -7,7 +7,7 @@
 import type { Dialect } from '../../compiler/sql/dialect.js';
 import { renderSql, SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
 import type { AuthUser } from '../../compiler/types.js';
-import { internalError, RestError } from '../../errors/rest-error.js';
+import { internalError, isRestError, RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, DbSession, Returning, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../enforce/authorizer.js';
 import { policyDenied, type Rejected } from '../enforce/denials.js';
@@ -25,7 +25,6 @@ import {
   deleteStatement,
   hasOutput,
   insertedKeyWhere,
-  insertOrNothingStatement,
   insertStatement,
   keyedWhere,
   lockedKeysStatement,
@@ -318,15 +317,15 @@ const runCreate = (
 async function create(
   ctx: Ctx,
   request: CreateRequest,
-  updating: Authorization | undefined,
+  meeting: Authorization | undefined,
 ): Promise<Outcome> {
   const rows = request.rows.map((r) => toWriteRow(ctx.table, r));
   const selected = selectedColumns(ctx.table, request.select);
   // An empty array creates nothing and needs no statement.
   if (rows.length === 0) return { kind: 'created', rows: [], many: request.many };
   const rollback = request.rollback === true;
-  if (request.upsert !== undefined && updating !== undefined) {
-    const stored = await upsert(ctx, updating, request, rows, selected);
+  if (request.upsert !== undefined && meeting !== undefined) {
+    const stored = await upsert(ctx, meeting, request, rows, selected);
     return { kind: 'created', rows: stored.map((row) => pick(row, selected)), many: request.many };
   }
   const plan = planCreate({
@@ -342,10 +341,12 @@ async function create(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Upsert (docs/postgrest.md): one transaction; each row either inserts, judged by the create
-// policy, or meets an existing row by its conflict columns and then updates it, which the update
-// policy must let the caller see and change (else 401/403 and nothing is written), or is kept
-// as it is (`ignore`).
+// Upsert (docs/postgrest.md): one transaction, row by row. A row meets an existing one when a row
+// with its conflict values is visible to the caller's update policy (merge) or read policy
+// (ignore); a merged row is updated under the update policy, an ignored one kept as it is. Every
+// other row is inserted under the create policy, like any POST (a row the caller cannot see
+// that holds the same key makes that insert a unique violation). Both paths decide the same way:
+// natively, each step runs with `rest.action` set to its own action.
 
 /** The conflict target: the named columns, or the primary key. */
 function conflictColumns(ctx: Ctx, named: readonly string[] | undefined): readonly ColumnInfo[] {
@@ -360,12 +361,12 @@ function conflictColumns(ctx: Ctx, named: readonly string[] | undefined): readon
   return names.map((name) => columnOf(ctx.table, name, 'filter'));
 }
 
-/** A Ctx for the update side of an upsert, or the refusal it meets. */
-function updateCtx(ctx: Ctx, authorization: Authorization): Ctx | RestError {
-  if (authorization.kind === 'deny') return policyDenied(ctx.user, ctx.table.name, authorization.reason);
+/** A Ctx for the side of an upsert that meets existing rows; undefined when its policy denies. */
+function meetingCtx(ctx: Ctx, action: 'update' | 'read', authorization: Authorization): Ctx | undefined {
+  if (authorization.kind === 'deny') return undefined;
   return {
     ...ctx,
-    run: { ...ctx.run, action: 'update' },
+    run: { ...ctx.run, action },
     predicate: authorization.kind === 'filter' ? authorization.predicate : undefined,
     check: authorization.kind === 'filter' ? authorization.check : undefined,
     guard: authorization.guard,
@@ -378,23 +379,53 @@ function shapeFor(ctx: Ctx, columns: readonly ColumnInfo[]): StoredShape {
     : { columns, check: { name: checkColumnName(ctx.table), predicate: ctx.check } };
 }
 
-/** Whether a row with `row`'s conflict values exists (any caller's: the portable path's own view). */
-async function conflicting(
+/** ` WHERE` on `row`'s conflict values, and the policy predicate of `side` where it has one. */
+function meetWhere(side: Ctx, conflict: readonly ColumnInfo[], row: WriteRow): SqlFragment {
+  const { dialect } = side.deps;
+  const base = conflictWhere(side.table, conflict, row, dialect);
+  if (side.predicate === undefined) return base;
+  return new SqlBuilder(dialect)
+    .appendFragment(base)
+    .append(' AND (')
+    .appendFragment(side.predicate)
+    .append(')')
+    .build();
+}
+
+/** Runs `fn` with `rest.action` set to `side`'s action, then back to create. */
+async function asSide<T>(ctx: Ctx, side: Ctx, tx: DbSession, fn: () => Promise<T>): Promise<T> {
+  await ctx.deps.runner.switchAction?.(tx, side.run);
+  const result = await fn();
+  await ctx.deps.runner.switchAction?.(tx, ctx.run);
+  return result;
+}
+
+/** Whether `side` sees a row with `row`'s conflict values (locked when it is to be updated). */
+async function meets(
   ctx: Ctx,
+  side: Ctx,
   tx: DbSession,
   conflict: readonly ColumnInfo[],
   row: WriteRow,
 ): Promise<boolean> {
   const { dialect } = ctx.deps;
-  const where = conflictWhere(ctx.table, conflict, row, dialect);
-  const found = await query(ctx, tx, lockedRowsStatement(ctx.table, [], where, dialect));
+  const lock = side.run.action === 'update';
+  const found = await asSide(ctx, side, tx, () => {
+    const where = meetWhere(side, conflict, row);
+    const statement = lock
+      ? lockedRowsStatement(ctx.table, [], where, dialect)
+      : new SqlBuilder(dialect)
+          .append('SELECT 1 FROM ')
+          .appendIdent(ctx.table.name)
+          .appendFragment(where)
+          .build();
+    return query(side, tx, statement);
+  });
   if (found.rows.length > 1) {
     throw new RestError(
       'invalid_parameter',
       `on_conflict must name the columns of a unique key of ${ctx.table.name}`,
-      {
-        details: { parameter: 'on_conflict' },
-      },
+      { details: { parameter: 'on_conflict' } },
     );
   }
   return found.rows.length === 1;
@@ -402,63 +433,54 @@ async function conflicting(
 
 async function upsert(
   ctx: Ctx,
-  updating: Authorization,
+  meeting: Authorization,
   request: CreateRequest,
   rows: readonly WriteRow[],
   selected: readonly ColumnInfo[],
 ): Promise<readonly Row[]> {
   const { table } = ctx;
-  const { dialect, returning } = ctx.deps;
   const upsertOf = request.upsert;
   if (upsertOf === undefined) throw internalError('upsert without its options');
-  if (ctx.guard?.checkStoredRows !== undefined || ctx.guard?.preparePatch !== undefined) {
+  if (ctx.guard?.checkStoredRows !== undefined || (meeting.kind !== 'deny' && meeting.guard !== undefined)) {
     throw new RestError(
       'unsupported_feature',
       `an upsert into ${table.name} is not supported; create or update its rows`,
     );
   }
   const conflict = conflictColumns(ctx, upsertOf.onConflict);
-  const updater = upsertOf.resolution === 'merge' ? updateCtx(ctx, updating) : undefined;
+  const merge = upsertOf.resolution === 'merge';
+  const side = meetingCtx(ctx, merge ? 'update' : 'read', meeting);
   const created = shapeFor(ctx, selected);
   const many = rows.length > 1;
   return transact(ctx, request.rollback === true, async (tx) => {
     const stored: Row[] = [];
     for (const [index, row] of (await prepareCreate(ctx, rows, tx)).entries()) {
-      const position = { offset: index, many };
       const complete = conflict.every((c) => row[c.name] !== undefined && row[c.name] !== null);
-      if (!complete) {
-        stored.push(...judged(ctx, 'create', created, await insertOne(ctx, tx, row, created), position));
+      if (complete && side !== undefined && (await meets(ctx, side, tx, conflict, row))) {
+        if (merge)
+          stored.push(
+            ...(await upsertUpdate(ctx, side, tx, request.rows[index] ?? {}, conflict, row, selected)),
+          );
         continue;
       }
-      if (dialect.insertOrNothing) {
-        const inserted = await query(
-          ctx,
-          tx,
-          insertOrNothingStatement(table, row, conflict, created, dialect),
-        );
-        if (inserted.rowCount > 0) {
-          stored.push(...judged(ctx, 'create', created, inserted.rows, position));
-          continue;
-        }
-      } else if (!(await conflicting(ctx, tx, conflict, row))) {
-        stored.push(...judged(ctx, 'create', created, await insertOne(ctx, tx, row, created), position));
-        continue;
-      }
-      if (updater === undefined) continue;
-      if (updater instanceof RestError) throw updater;
-      stored.push(
-        ...(await upsertUpdate(
-          updater,
-          tx,
-          request.rows[index] ?? {},
-          conflict,
-          row,
-          selected,
-          returning.update,
-        )),
-      );
+      const inserted = await insertOne(ctx, tx, row, created).catch((e: unknown) => {
+        // Merging, a key held by a row the update policy does not show: a row the caller may not change.
+        throw merge && complete && isRestError(e) && e.code === 'unique_violation'
+          ? cannotChange(ctx, conflict, e)
+          : e;
+      });
+      stored.push(...judged(ctx, 'create', created, inserted, { offset: index, many }));
     }
     return stored;
+  });
+}
+
+function cannotChange(ctx: Ctx, conflict: readonly ColumnInfo[], cause: unknown): RestError {
+  const names = conflict.map((c) => c.name).join(', ');
+  return policyDenied(ctx.user, ctx.table.name, {
+    code: 'policy_check_failed',
+    message: `a row of ${ctx.table.name} with the same ${names} exists, and your update policy does not let you change it`,
+    cause,
   });
 }
 
@@ -474,43 +496,25 @@ async function insertOne(
     : insertReadBack(ctx, tx, row, shape);
 }
 
-/** The update side of an upsert: the existing row must be visible to the update policy. */
+/** The update side of an upsert, on the row `meets` found and locked; judged by the update policy. */
 async function upsertUpdate(
   ctx: Ctx,
+  side: Ctx,
   tx: DbSession,
-  body: Readonly<Record<string, unknown>>,
+  body: CreateRequest['rows'][number],
   conflict: readonly ColumnInfo[],
   row: WriteRow,
   selected: readonly ColumnInfo[],
-  returnsInStatement: boolean,
 ): Promise<readonly Row[]> {
-  const { table } = ctx;
-  const { dialect } = ctx.deps;
-  const patch = toWriteRow(table, body as CreateRequest['rows'][number]);
-  const base = conflictWhere(table, conflict, row, dialect);
-  const where = ctx.predicate === undefined ? base : whereWith(base, ctx.predicate, dialect);
-  const shape = shapeFor(ctx, selected);
-  await ctx.deps.runner.switchAction?.(tx, ctx.run);
-  const { count, stored } = returnsInStatement
-    ? await updateReturning(ctx, tx, patch, where, shape)
-    : await updateReadBack(ctx, tx, patch, where, shape);
-  await ctx.deps.runner.switchAction?.(tx, { ...ctx.run, action: 'create' });
-  if (count === 0) {
-    throw policyDenied(ctx.user, table.name, {
-      message: `a row of ${table.name} with the same ${conflict.map((c) => c.name).join(', ')} exists, and its update policy does not let you change it`,
-    });
-  }
-  return judged(ctx, 'update', shape, stored);
-}
-
-/** ` WHERE a AND (predicate)`. */
-function whereWith(where: SqlFragment, predicate: SqlFragment, dialect: Dialect): SqlFragment {
-  return new SqlBuilder(dialect)
-    .appendFragment(where)
-    .append(' AND (')
-    .appendFragment(predicate)
-    .append(')')
-    .build();
+  const patch = toWriteRow(side.table, body);
+  const where = meetWhere(side, conflict, row);
+  const shape = shapeFor(side, selected);
+  const { stored } = await asSide(ctx, side, tx, () =>
+    side.deps.returning.update
+      ? updateReturning(side, tx, patch, where, shape)
+      : updateReadBack(side, tx, patch, where, shape),
+  );
+  return judged(side, 'update', shape, stored);
 }
 
 interface Updated {
@@ -693,10 +697,15 @@ export async function handleTableRequest(
 ): Promise<Outcome> {
   const action = actionOf(request);
   const authorization = await deps.authorizer.authorize({ table, action, user, schema });
-  // An upsert that merges may also update: that side is judged by the update policy.
-  const updating =
-    request.kind === 'create' && request.upsert?.resolution === 'merge'
-      ? await deps.authorizer.authorize({ table, action: 'update', user, schema })
+  // An upsert meets existing rows through the update policy (merge) or the read policy (ignore).
+  const meeting =
+    request.kind === 'create' && request.upsert !== undefined
+      ? await deps.authorizer.authorize({
+          table,
+          action: request.upsert.resolution === 'merge' ? 'update' : 'read',
+          user,
+          schema,
+        })
       : undefined;
   if (authorization.kind === 'deny') throw policyDenied(user, table.name, authorization.reason);
   const ctx: Ctx = {
@@ -714,7 +723,7 @@ export async function handleTableRequest(
     case 'count':
       return read(ctx, request);
     case 'create':
-      return create(ctx, request, request.upsert === undefined ? undefined : (updating ?? { kind: 'deny' }));
+      return create(ctx, request, meeting);
     case 'update':
       return update(ctx, request);
     case 'delete':

@@ -217,22 +217,6 @@ export function conflictWhere(
   return b.build();
 }
 
-/** `INSERT` of one row that does nothing when a row with the same `conflict` values exists. */
-export function insertOrNothingStatement(
-  table: TableInfo,
-  row: WriteRow,
-  conflict: readonly ColumnInfo[],
-  returning: StoredShape,
-  dialect: Dialect,
-): SqlFragment {
-  const insert = insertStatement(table, [row], undefined, dialect);
-  const b = new SqlBuilder(dialect).appendFragment(insert).append(' ON CONFLICT (');
-  appendColumnList(b, conflict);
-  b.append(') DO NOTHING');
-  if (hasOutput(returning)) appendOutput(b.append(' RETURNING '), returning);
-  return b.build();
-}
-
 /** The primary keys of the rows an update will change, locked until the transaction ends. */
 export function lockedKeysStatement(table: TableInfo, where: SqlFragment, dialect: Dialect): SqlFragment {
   const b = new SqlBuilder(dialect).append('SELECT ');

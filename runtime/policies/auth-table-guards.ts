@@ -137,7 +137,9 @@ export function writeObservingRunner(
   table: string,
   onWritten: () => void,
 ): RequestRunner {
+  const switchAction = inner.switchAction?.bind(inner);
   return {
+    ...(switchAction === undefined ? {} : { switchAction }),
     async run(context, mode, fn) {
       if (context.table !== table || context.action === 'read' || context.action === 'read_mine') {
         return inner.run(context, mode, fn);

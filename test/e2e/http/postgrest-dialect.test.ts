@@ -306,14 +306,23 @@ forEachAuthDatabase('the PostgREST dialect', (ctx) => {
       const reply = await ctx().http.post(
         '/rest/v1/notes?on_conflict=id&select=id',
         [
-          { id: 4, body: 'ignored' },
+          { id: 1, body: 'ignored' },
           { id: 22, body: 'new' },
         ],
         withHeaders(ctx(), 'alice', { Prefer: 'resolution=ignore-duplicates,return=representation' }),
       );
       expect([reply.status, reply.json]).toEqual([201, [{ id: 22 }]]);
       const rows = await tableRows(ctx(), 'notes', ['id', 'body']);
-      expect(rows.find((r) => r['id'] === 4)?.['body']).toBe('b1');
+      expect(rows.find((r) => r['id'] === 1)?.['body']).toBe('a1');
+    });
+
+    it('does not skip a key held by a row the caller cannot read', async () => {
+      const reply = await ctx().http.post(
+        '/rest/v1/notes',
+        { id: 4, body: 'hidden' },
+        withHeaders(ctx(), 'alice', { Prefer: 'resolution=ignore-duplicates' }),
+      );
+      expect([reply.status, flat(reply).code]).toEqual([409, '23505']);
     });
   });
 });
