@@ -9,6 +9,7 @@ import { createAdapter } from '../../runtime/db/create-adapter.js';
 import {
   AUTH_POLICIES_TABLE,
   AUTH_USERS_TABLE,
+  INTERNAL_TABLES,
   LOGIN_THROTTLE_TABLE,
   SESSIONS_TABLE,
 } from '../../runtime/auth/auth-ddl.js';
@@ -59,11 +60,17 @@ export async function withAuthDatabase<T>(
   });
 }
 
-/** A table of the introspected schema, by name (unknown → exit 2). */
-export function findTable(tables: ReadonlyMap<string, TableInfo>, name: string): TableInfo {
-  const table = tables.get(name);
-  if (table === undefined) throw new RestError('unknown_table', `table ${quoteValue(name)} does not exist`);
-  return table;
+/**
+ * A served table of the introspected schema, by name (unknown → exit 2): a partition, an
+ * inheritance child or one of the server's own tables is refused, saying why.
+ */
+export function findTable(schema: SchemaSnapshot, name: string): TableInfo {
+  const table = INTERNAL_TABLES.has(name) ? undefined : schema.tables.get(name);
+  if (table !== undefined) return table;
+  const why = INTERNAL_TABLES.has(name)
+    ? `table ${quoteValue(name)} is internal to rest and is not served`
+    : schema.unserved?.get(name);
+  throw new RestError('unknown_table', why ?? `table ${quoteValue(name)} does not exist`);
 }
 
 /** A request's action (not the policy action `all`: a request has one). */

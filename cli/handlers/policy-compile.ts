@@ -24,9 +24,7 @@ export async function run(ctx: CommandContext, argv: CompileArgs): Promise<void>
     const schema = await adapter.introspect();
     requireAuthTables(schema);
     const chosen =
-      argv.table === undefined
-        ? [...schema.tables.values()].sort(byName)
-        : [findTable(schema.tables, argv.table)];
+      argv.table === undefined ? [...schema.tables.values()].sort(byName) : [findTable(schema, argv.table)];
     const role = argv.role ?? (await rlsRoleFor(adapter, config.db.url));
     return {
       role,

@@ -27,7 +27,7 @@ export async function run(ctx: CommandContext, argv: ExplainArgs): Promise<void>
   const explanation = await withDatabase(config, async (adapter) => {
     const schema = await adapter.introspect();
     requireAuthTables(schema);
-    const table = findTable(schema.tables, argv.table);
+    const table = findTable(schema, argv.table);
     return await explainPolicy({
       rows: await listPolicies(adapter),
       table,

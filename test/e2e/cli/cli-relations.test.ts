@@ -76,6 +76,47 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(await t.count('auth_policies')).toBe(policies);
     });
 
+    it("policy explain and policy compile refuse the server's own tables (exit 2), saying why", async () => {
+      for (const args of [
+        ['policy', 'explain', 'auth_sessions', 'read'],
+        ['policy', 'compile', '--table', 'auth_sessions', '--role', 'app'],
+      ]) {
+        const r = await t.rest(args);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toBe("rest: table 'auth_sessions' is internal to rest and is not served\n");
+      }
+    });
+
+    it.runIf(kind === 'postgres')(
+      'a partition or an inheritance child: refused by policy add, explain and compile (exit 2), saying why',
+      async () => {
+        await t.adapter.exec(
+          'CREATE TABLE ev (id integer NOT NULL, user_id integer) PARTITION BY RANGE (id)',
+        );
+        await t.adapter.exec('CREATE TABLE ev_a PARTITION OF ev FOR VALUES FROM (1) TO (100)');
+        await t.adapter.exec('CREATE TABLE child_t (extra text) INHERITS (members)');
+        const partition = "table 'ev_a' is a partition of 'ev': it is reached only through 'ev'";
+        const child =
+          "table 'child_t' is an inheritance child of 'members': it is reached only through 'members'";
+        for (const [args, message] of [
+          [['auth', 'policy', 'add', 'ev_a', 'read', '', 'x'], `rest: ${partition}: a policy cannot name it`],
+          [
+            ['auth', 'policy', 'add', 'ev', 'read', 'exists (select from child_t where id = 1)', 'x'],
+            `rest: ${child}: a policy cannot read it at 1:21`,
+          ],
+          [['policy', 'explain', 'ev_a', 'read'], `rest: ${partition}`],
+          [['policy', 'compile', '--table', 'child_t', '--role', 'app'], `rest: ${child}`],
+        ] as const) {
+          const r = await t.rest(args);
+          expect([args, r.code]).toEqual([args, 2]);
+          expect(r.stderr.split('\n').at(-2)).toBe(message);
+        }
+        expect(await t.count('auth_policies')).toBe(policies);
+        // The parent is served: its policy may be written and explained.
+        expect((await t.rest(['policy', 'explain', 'ev', 'read'])).code).toBe(0);
+      },
+    );
+
     it('policy explain shows the table a subquery reads, its read policy and the missing index', async () => {
       const portable = kind === 'postgres' ? ['-db.rls', 'off'] : [];
       const r = await t.rest([...portable, 'policy', 'explain', 'tasks', 'read', '--user', '2']);
