@@ -7,7 +7,14 @@ import type { ColumnInfo } from '../db/adapter.js';
 import type { CallerView, TableView } from './caller-view.js';
 import { columnSchema, type JsonSchema } from './column-schemas.js';
 import { AUTH_PATHS, META_PATHS, type PathItem } from './fixed-paths.js';
-import { PGRST_PARAMETERS, SEED_PARAMETERS, pgrstFilters, ref, seedFilters } from './parameters.js';
+import {
+  PGRST_PARAMETERS,
+  SEED_PARAMETERS,
+  pgrstFilters,
+  ref,
+  seedFilters,
+  type Parameter,
+} from './parameters.js';
 
 export interface OpenApiDocument {
   readonly openapi: '3.1.0';
@@ -20,17 +27,33 @@ export interface OpenApiDocument {
 /** Component names allow `[A-Za-z0-9._-]` only: other characters become `_`, clashes get `_2`, `_3`… */
 const COMPONENT_UNSAFE = /[^A-Za-z0-9_-]/g;
 
-function componentNames(tables: readonly TableView[]): ReadonlyMap<string, string> {
-  const names = new Map<string, string>();
+/** A component-safe name for each of `names` (table or column names), distinct, in the same order. */
+function componentNames(names: readonly string[]): string[] {
   const used = new Set<string>();
-  for (const { table } of tables) {
-    const base = table.name.replace(COMPONENT_UNSAFE, '_');
+  return names.map((original) => {
+    const base = original.replace(COMPONENT_UNSAFE, '_');
     let name = base;
     for (let n = 2; used.has(name); n += 1) name = `${base}_${n}`;
     used.add(name);
-    names.set(table.name, name);
-  }
-  return names;
+    return name;
+  });
+}
+
+/**
+ * The filter parameters of one table in one dialect, put once under components.parameters as
+ * `<prefix>.<column>`; each operation refers to them, so a table's filters are written once.
+ */
+function filterRefs(
+  filters: readonly Parameter[],
+  prefix: string,
+  registry: Record<string, Parameter>,
+): Parameter[] {
+  const names = componentNames(filters.map((f) => String(f['name'])));
+  return filters.map((filter, i) => {
+    const key = `${prefix}.${names[i] ?? ''}`;
+    registry[key] = filter;
+    return ref(key);
+  });
 }
 
 const schemaRef = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
@@ -101,8 +124,7 @@ const AFFECTED = (key: 'updated' | 'deleted'): JsonSchema => ({
 });
 
 /** `/<table>`: the seed dialect of docs/http-api.md. */
-function seedCollection(view: TableView, names: Names): PathItem {
-  const filters = seedFilters(view.readable);
+function seedCollection(view: TableView, names: Names, filters: readonly Parameter[]): PathItem {
   const tags = [view.table.name];
   const item: Record<string, unknown> = {};
   if (has(view, 'read', 'read_mine')) {
@@ -209,8 +231,7 @@ function seedItem(view: TableView, names: Names, key: ColumnInfo): PathItem | un
 const CONTENT_RANGE = { 'Content-Range': { $ref: '#/components/headers/Content-Range' } };
 
 /** `/rest/v1/<table>`: the PostgREST dialect. */
-function pgrstCollection(view: TableView, names: Names): PathItem {
-  const filters = pgrstFilters(view.readable);
+function pgrstCollection(view: TableView, names: Names, filters: readonly Parameter[]): PathItem {
   const tags = [`rest/v1/${view.table.name}`];
   const logic = [ref('pgrst.or'), ref('pgrst.and')];
   const rows = arrayOf(schemaRef(names.row));
@@ -327,7 +348,6 @@ const PGRST_ERROR_SCHEMA: JsonSchema = {
 /** The parts of the document that do not depend on the caller. */
 function commonComponents(authEnabled: boolean): Record<string, unknown> {
   return {
-    parameters: { ...SEED_PARAMETERS, ...PGRST_PARAMETERS },
     headers: {
       'Content-Range': {
         description: '`<first>-<last>/<total>` (`*` total without `Prefer: count`; `*/<total>` when no row)',
@@ -364,23 +384,27 @@ function commonComponents(authEnabled: boolean): Record<string, unknown> {
 }
 
 export function openApiDocument(view: CallerView, version: string): OpenApiDocument {
-  const names = componentNames(view.tables);
+  const names = componentNames(view.tables.map((t) => t.table.name));
   const paths: Record<string, PathItem> = { ...META_PATHS, ...(view.authEnabled ? AUTH_PATHS : {}) };
   const schemas: Record<string, JsonSchema> = { Error: SEED_ERROR_SCHEMA, PgrstError: PGRST_ERROR_SCHEMA };
-  for (const table of view.tables) {
-    const base = `table.${names.get(table.table.name) ?? ''}`;
+  const parameters: Record<string, Parameter> = { ...SEED_PARAMETERS, ...PGRST_PARAMETERS };
+  view.tables.forEach((table, i) => {
+    const component = names[i] ?? '';
+    const base = `table.${component}`;
     const tableNames = { row: base, insert: `${base}.insert`, update: `${base}.update` };
     Object.assign(schemas, tableSchemas(table, base));
+    const seedFilterRefs = filterRefs(seedFilters(table.readable), `seed.filter.${component}`, parameters);
+    const pgrstFilterRefs = filterRefs(pgrstFilters(table.readable), `pgrst.filter.${component}`, parameters);
     const path = `/${encodeURIComponent(table.table.name)}`;
     // A fixed path keeps its meaning: a table named `openapi.json` is documented under /rest/v1 only.
-    if (!Object.hasOwn(paths, path)) paths[path] = seedCollection(table, tableNames);
+    if (!Object.hasOwn(paths, path)) paths[path] = seedCollection(table, tableNames, seedFilterRefs);
     const [keyName, ...more] = table.table.primaryKey;
     const key = keyName === undefined || more.length > 0 ? undefined : table.table.columnsByName.get(keyName);
     const item = key === undefined ? undefined : seedItem(table, tableNames, key);
     if (item !== undefined) paths[`${path}/{key}`] = item;
-    const pgrst = pgrstCollection(table, tableNames);
+    const pgrst = pgrstCollection(table, tableNames, pgrstFilterRefs);
     if (Object.keys(pgrst).length > 0) paths[`/rest/v1${path}`] = pgrst;
-  }
+  });
   return {
     openapi: '3.1.0',
     info: {
@@ -391,6 +415,6 @@ export function openApiDocument(view: CallerView, version: string): OpenApiDocum
     },
     ...(view.authEnabled ? { security: [{}, { bearer: [] }, { apikey: [] }] } : {}),
     paths,
-    components: { schemas, ...commonComponents(view.authEnabled) },
+    components: { schemas, parameters, ...commonComponents(view.authEnabled) },
   };
 }

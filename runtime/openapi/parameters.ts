@@ -104,9 +104,9 @@ const PGRST_RESERVED = new Set(['select', 'order', 'limit', 'offset', 'or', 'and
 export const ref = (name: string): Parameter => ({ $ref: `#/components/parameters/${name}` });
 
 const SEED_FILTER =
-  'Filter `op.value` with `eq neq gt gte lt lte like ilike` (`*` is the wildcard), `in.(a,b)`, `is.null|true|false`; repeated filters combine with AND.';
+  'Filter `<op>.<value>`: `eq neq gt gte lt lte like ilike` (`*` wildcard), `in.(a,b)`, `is.null|true|false`.';
 const PGRST_FILTER =
-  'Filter `op.value` with `eq neq gt gte lt lte like ilike` (`%` and `*` are wildcards), `in.(a,"b,c")`, `is.null|true|false`, `isdistinct`, `like(any)`/`like(all)`/`ilike(any)`/`ilike(all)` with `{a,b}`; `not.` before any operator negates it.';
+  'Filter `[not.]<op>.<value>`: `eq neq gt gte lt lte like ilike` (`%`, `*` wildcards), `in.(a,"b")`, `is`, `isdistinct`, `like(any|all)`/`ilike(any|all)` with `{a,b}`.';
 
 /** One filter parameter per column the caller may filter on, for the seed dialect (`/<table>`). */
 export function seedFilters(columns: readonly ColumnInfo[]): Parameter[] {

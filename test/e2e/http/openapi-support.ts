@@ -10,6 +10,7 @@ export interface OpenApiDoc {
   readonly info: { readonly version: string };
   readonly paths: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   readonly components: {
+    readonly parameters: Readonly<Record<string, { readonly name: string; readonly in: string }>>;
     readonly schemas: Readonly<
       Record<string, { readonly properties?: Record<string, unknown>; readonly required?: string[] }>
     >;
@@ -64,4 +65,16 @@ export function keyPaths(value: unknown, name: string, at = ''): string[] {
     found.push(...keyPaths(v, name, here));
   }
   return found;
+}
+
+/** `in:name` of each parameter of an operation, references to components.parameters resolved. */
+export function parameterNames(doc: OpenApiDoc, path: string, method: string): string[] {
+  const operation = doc.paths[path]?.[method] as {
+    parameters?: Array<{ $ref?: string; name?: string; in?: string }>;
+  };
+  return (operation.parameters ?? []).map((p) => {
+    const resolved =
+      p.$ref === undefined ? p : doc.components.parameters[p.$ref.replace('#/components/parameters/', '')];
+    return `${resolved?.in ?? '?'}:${resolved?.name ?? '?'}`;
+  });
 }

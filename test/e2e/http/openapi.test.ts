@@ -12,6 +12,7 @@ import {
   expectValidOpenApi,
   fetchOpenApi,
   keyPaths,
+  parameterNames,
   tableOperations,
   type OpenApiDoc,
 } from './openapi-support.js';
@@ -158,21 +159,34 @@ forEachAuthDatabase('OpenAPI document', (ctx, kind) => {
     });
     expect(posts?.required).toEqual(['id', 'author_id', 'title', 'published']);
     expect(doc.components.schemas['table.posts.insert']?.required).toBeUndefined();
-    const get = doc.paths['/rest/v1/posts']?.['get'] as {
-      parameters: Array<{ name?: string; $ref?: string }>;
-    };
-    const names = get.parameters.map((p) => p.name ?? p.$ref);
-    expect(names).toEqual(
-      expect.arrayContaining([
-        'id',
-        'author_id',
-        '#/components/parameters/pgrst.limit',
-        '#/components/parameters/pgrst.or',
-        '#/components/parameters/pgrst.prefer_read',
-        '#/components/parameters/pgrst.range',
-        '#/components/parameters/pgrst.accept_profile',
-      ]),
-    );
+    expect(parameterNames(doc, '/rest/v1/posts', 'get')).toEqual([
+      'query:select',
+      'query:order',
+      'query:limit',
+      'query:offset',
+      'query:or',
+      'query:and',
+      'query:id',
+      'query:author_id',
+      'query:title',
+      'query:published',
+      'header:Prefer',
+      'header:Range',
+      'header:Accept-Profile',
+    ]);
+    expect(parameterNames(doc, '/posts', 'delete')).toEqual([
+      'query:id',
+      'query:author_id',
+      'query:title',
+      'query:published',
+    ]);
+    expect(parameterNames(doc, '/rest/v1/posts', 'post')).toEqual([
+      'query:columns',
+      'query:on_conflict',
+      'query:select',
+      'header:Prefer',
+      'header:Content-Profile',
+    ]);
     expect(doc.components.securitySchemes).toMatchObject({ bearer: { type: 'http', scheme: 'bearer' } });
   });
 

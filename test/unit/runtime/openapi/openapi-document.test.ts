@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { compilePolicySet } from '../../../../compiler/policy-set.js';
 import { sqliteDialect } from '../../../../compiler/sql/sqlite-dialect.js';
@@ -31,7 +32,10 @@ const schema = fakeSchema(
     fakeColumn('id', 'integer'),
     fakeColumn('select', 'text'),
     fakeColumn('limit', 'integer'),
+    fakeColumn('a b', 'text'),
+    fakeColumn('a_b', 'text'),
   ]),
+  fakeTable('{x}', { id: 'integer' }),
   fakeTable('auth_sessions', { id: 'integer' }),
   fakeTable('auth_users', [
     fakeColumn('id', 'integer'),
@@ -68,7 +72,7 @@ describe('callerView', () => {
   it('serves every table but the internal ones while auth is off, secret columns left out', async () => {
     const view = await viewOf(ANONYMOUS, undefined);
     expect(view.authEnabled).toBe(false);
-    expect(view.tables.map((t) => t.table.name)).toEqual(['a.b', 'a_b', 'auth_users', 'notes', 'odd']);
+    expect(view.tables.map((t) => t.table.name)).toEqual(['a.b', 'a_b', 'auth_users', 'notes', 'odd', '{x}']);
     const users = view.tables.find((t) => t.table.name === 'auth_users');
     expect(users?.readable.map((c) => c.name)).toEqual(['id', 'username', 'is_admin']);
     expect(users?.writable.map((c) => c.name)).toEqual(['id', 'username', 'is_admin']);
@@ -104,13 +108,27 @@ describe('openApiDocument', () => {
       'table.auth_users',
       'table.notes',
       'table.odd',
+      'table._x_',
     ]);
+    const parameters = doc.components['parameters'] as Record<string, { name: string }>;
     const filterNames = (path: string, method: string): unknown[] =>
-      ((doc.paths[path]?.[method] as { parameters: Array<{ name?: string }> }).parameters ?? [])
-        .map((p) => p.name)
-        .filter((n) => n !== undefined);
-    expect(filterNames('/odd', 'get')).toEqual(['id', 'limit']);
-    expect(filterNames('/rest/v1/odd', 'get')).toEqual(['id']);
+      (doc.paths[path]?.[method] as { parameters: Array<{ $ref: string }> }).parameters
+        .map((p) => p.$ref.replace('#/components/parameters/', ''))
+        .filter((key) => key.includes('.filter.'))
+        .map((key) => parameters[key]?.name);
+    expect(filterNames('/odd', 'get')).toEqual(['id', 'limit', 'a b', 'a_b']);
+    expect(filterNames('/rest/v1/odd', 'get')).toEqual(['id', 'a b', 'a_b']);
+    expect(Object.keys(parameters).filter((k) => k.startsWith('seed.filter.odd.'))).toEqual([
+      'seed.filter.odd.id',
+      'seed.filter.odd.limit',
+      'seed.filter.odd.a_b',
+      'seed.filter.odd.a_b_2',
+    ]);
+    expect(Object.keys(doc.paths)).toContain('/%7Bx%7D/{key}');
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc) as Record<string, unknown>);
+    expect(result.errors).toBeUndefined();
+    expect(() => validator.resolveRefs()).not.toThrow();
     expect(Object.keys(doc.paths)).toContain('/a.b');
   });
 
