@@ -15,6 +15,15 @@ export interface SqlWriter {
   appendValue(value: unknown, cast?: string): this;
 }
 
+/** What wraps a column (or a value) where it is compared or ordered: `open` + it + `close`. */
+export interface Operand {
+  readonly open: string;
+  readonly close: string;
+}
+
+/** The column itself. */
+export const PLAIN_OPERAND: Operand = Object.freeze({ open: '', close: '' });
+
 export interface Dialect {
   readonly name: DialectName;
   /** Quotes an identifier (already checked against the schema). */
@@ -46,7 +55,14 @@ export interface Dialect {
   like(w: SqlWriter, column: string, pattern: string): void;
   /** Case-insensitive match; `pattern` uses `*` as the only wildcard. */
   ilike(w: SqlWriter, column: string, pattern: string): void;
-  orderBy(w: SqlWriter, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last'): void;
+  /** `operand` wraps the column as in comparisons (`timestampOperand`); none: the column itself. */
+  orderBy(
+    w: SqlWriter,
+    column: string,
+    direction: 'asc' | 'desc',
+    nulls: 'first' | 'last',
+    operand?: Operand,
+  ): void;
   /** Row locks for a read-then-write inside a transaction (appended to the SELECT). */
   readonly forUpdate: string;
   /** What comes before an OFFSET that has no LIMIT (empty where OFFSET stands alone). */
@@ -59,7 +75,7 @@ export interface Dialect {
    * Table requests: what wraps both sides of a comparison of a timestamp column with a value, so
    * that equal instants compare equal whatever text form the column holds them in.
    */
-  readonly timestampOperand: { readonly open: string; readonly close: string };
+  readonly timestampOperand: Operand;
   /**
    * A write's policy check can fail inside its own statement (plan-write.ts `raising`): then a
    * single-row create or an update with a check is one statement, not a transaction of several.

@@ -2,7 +2,7 @@
 // assumed), exact text through binary strings, NULLs ordered by `IS NULL`, zone-less DATETIME
 // values.
 
-import type { Dialect, SqlWriter } from './dialect.js';
+import { PLAIN_OPERAND, type Dialect, type Operand, type SqlWriter } from './dialect.js';
 import { likePattern, plainIn, quoteWith } from './standard-sql.js';
 
 // Default collations are case- and accent-insensitive and PAD SPACE; binary strings compare byte
@@ -65,9 +65,18 @@ export const mysqlDialect: Dialect = Object.freeze({
     w.append(" ESCAPE '!'");
   },
   // No NULLS FIRST/LAST: `col IS NULL` sorts first (https://dev.mysql.com/doc/refman/8.0/en/sorting-rows.html).
-  orderBy: (w: SqlWriter, column: string, direction: 'asc' | 'desc', nulls: 'first' | 'last') => {
+  orderBy: (
+    w: SqlWriter,
+    column: string,
+    direction: 'asc' | 'desc',
+    nulls: 'first' | 'last',
+    { open, close }: Operand = PLAIN_OPERAND,
+  ) => {
     w.appendIdent(column).append(nulls === 'first' ? ' IS NULL DESC, ' : ' IS NULL ASC, ');
-    w.appendIdent(column).append(direction === 'asc' ? ' ASC' : ' DESC');
+    w.append(open)
+      .appendIdent(column)
+      .append(close)
+      .append(direction === 'asc' ? ' ASC' : ' DESC');
   },
   // https://mariadb.com/kb/en/for-update/
   forUpdate: ' FOR UPDATE',
@@ -77,7 +86,7 @@ export const mysqlDialect: Dialect = Object.freeze({
   insertDefaults: ' () VALUES ()',
   bindTimestamp: mysqlDatetime,
   // DATETIME and TIMESTAMP compare as instants.
-  timestampOperand: { open: '', close: '' },
+  timestampOperand: PLAIN_OPERAND,
   checkInStatement: false,
   // MySQL has no RETURNING, and a several-row create that must be checked is a transaction anyway.
   manyRowInsert: false,

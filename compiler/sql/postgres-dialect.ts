@@ -1,7 +1,7 @@
 // PostgreSQL's hooks (dialect.ts): `$n` placeholders with casts, double-quoted identifiers,
 // arrays for uncorrelated IN subqueries, ILIKE, NULLS FIRST/LAST and RETURNING.
 
-import type { Dialect } from './dialect.js';
+import { PLAIN_OPERAND, type Dialect } from './dialect.js';
 import { likeWith, orderWithNulls, plainCompare, plainIn, quoteWith } from './standard-sql.js';
 
 export const postgresDialect: Dialect = Object.freeze({
@@ -32,7 +32,7 @@ export const postgresDialect: Dialect = Object.freeze({
   insertDefaults: ' DEFAULT VALUES',
   bindTimestamp: (text: string) => text,
   // timestamp and timestamptz compare as instants.
-  timestampOperand: { open: '', close: '' },
+  timestampOperand: PLAIN_OPERAND,
   // `1 / CASE WHEN … THEN 1 ELSE 0 END` fails its statement with division_by_zero.
   checkInStatement: true,
   // `DEFAULT` in a VALUES list: https://www.postgresql.org/docs/15/sql-insert.html; the rows of a

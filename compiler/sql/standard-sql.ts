@@ -2,7 +2,7 @@
 // characters, plain comparisons and IN lists, NULLS FIRST/LAST, and LIKE patterns with `!` as
 // their escape character.
 
-import type { SqlWriter } from './dialect.js';
+import { PLAIN_OPERAND, type Operand, type SqlWriter } from './dialect.js';
 
 /** Quotes with `q`, doubling it inside the name. */
 export const quoteWith =
@@ -43,8 +43,11 @@ export function orderWithNulls(
   column: string,
   direction: 'asc' | 'desc',
   nulls: 'first' | 'last',
+  { open, close }: Operand = PLAIN_OPERAND,
 ): void {
-  w.appendIdent(column)
+  w.append(open)
+    .appendIdent(column)
+    .append(close)
     .append(direction === 'asc' ? ' ASC' : ' DESC')
     .append(NULLS[nulls]);
 }

@@ -1,5 +1,6 @@
 // Every column name of a request is looked up in the schema here; unknown → 400.
 
+import { PLAIN_OPERAND, type Dialect, type Operand } from '../../compiler/sql/dialect.js';
 import { RestError } from '../../errors/rest-error.js';
 import type { ColumnInfo, TableInfo } from '../db/adapter.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
@@ -20,6 +21,13 @@ export function columnOf(table: TableInfo, name: string, use: ColumnUse): Column
   }
   return column;
 }
+
+/**
+ * What wraps `column` (and the values it is compared with) in comparisons and ORDER BY: a
+ * timestamp as the dialect compares instants (dialect.ts `timestampOperand`), else nothing.
+ */
+export const operandOf = (column: ColumnInfo, dialect: Dialect): Operand =>
+  column.valueKind === 'timestamp' ? dialect.timestampOperand : PLAIN_OPERAND;
 
 export function selectedColumns(table: TableInfo, select: Select): readonly ColumnInfo[] {
   return select === undefined

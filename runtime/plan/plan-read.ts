@@ -5,7 +5,7 @@ import { SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
 import { internalError } from '../../errors/rest-error.js';
 import type { ColumnInfo, TableInfo } from '../db/adapter.js';
 import type { OrderItem, ParsedRequest } from '../request/types.js';
-import { columnOf, selectedColumns } from './columns.js';
+import { columnOf, operandOf, selectedColumns } from './columns.js';
 import { whereClause } from './where.js';
 
 export type ReadRequest = Extract<ParsedRequest, { kind: 'list' | 'get' | 'count' }>;
@@ -80,11 +80,13 @@ export function planRead(
     b.append(' ORDER BY ');
     items.forEach((item, i) => {
       if (i > 0) b.append(', ');
+      const column = columnOf(table, item.column, 'order');
       dialect.orderBy(
         b,
         item.column,
         item.direction,
         item.nulls ?? (item.direction === 'asc' ? 'last' : 'first'),
+        operandOf(column, dialect),
       );
     });
   }

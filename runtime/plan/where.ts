@@ -7,7 +7,7 @@ import type { ColumnInfo, TableInfo } from '../db/adapter.js';
 import type { ColumnFilter, Filter } from '../request/types.js';
 import { driverValue } from './bind.js';
 import { coerceQueryValue } from './coerce-value.js';
-import { columnOf, keyColumn } from './columns.js';
+import { columnOf, keyColumn, operandOf } from './columns.js';
 
 const SQL_COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
@@ -18,15 +18,6 @@ function unsupported(column: ColumnInfo, message: string): RestError {
 function value(column: ColumnInfo, text: string, dialect: Dialect): unknown {
   return driverValue(column, coerceQueryValue(column, text), dialect);
 }
-
-const PLAIN = Object.freeze({ open: '', close: '' });
-
-/** What wraps both sides of a comparison on `column` (dialect.ts `timestampOperand`). */
-const operandOf = (
-  column: ColumnInfo,
-  dialect: Dialect,
-): { readonly open: string; readonly close: string } =>
-  column.valueKind === 'timestamp' ? dialect.timestampOperand : PLAIN;
 
 /**
  * `column <op> value` for a column of no text kind: a timestamp's both sides wrapped by the

@@ -448,6 +448,16 @@ describe('timestamp comparisons compare instants on every dialect', () => {
     for (const kind of ALL) expect([kind, filter(kind, query)]).toEqual([kind, expected[kind]]);
   });
 
+  it('orders a timestamp column as it compares it', () => {
+    const order = (kind: DialectName): string =>
+      read(kind, 'order=at.desc').text.split(' ORDER BY ')[1] ?? '';
+    expect(ALL.map((kind) => [kind, order(kind)])).toEqual([
+      ['postgres', '"at" DESC NULLS FIRST, "id" ASC NULLS LAST LIMIT 100'],
+      ['mysql', '`at` IS NULL DESC, `at` DESC, `id` IS NULL ASC, `id` ASC LIMIT 100'],
+      ['sqlite', 'julianday("at") DESC NULLS FIRST, "id" ASC NULLS LAST LIMIT 100'],
+    ]);
+  });
+
   it.each([
     ['2021-01-01T00:00:00+02', '2021-01-01T00:00:00+02:00'],
     ['2021-01-01T00:00:00.5-0530', '2021-01-01T00:00:00.5-05:30'],
