@@ -346,8 +346,10 @@ const ADMIN_MISTAKES: readonly Attack[] = [
         { table_name: 'notes', action: 'read', expression: '', description: 'd'.repeat(257) },
         c.admin.auth,
       ),
+    // Longer than the column's declared varchar(256): refused like any value that does not fit
+    // its column, on every database, before the policy is read.
     status: 400,
-    code: 'invalid_policy',
+    code: 'invalid_value',
   },
   {
     name: 'a policy reading the password hash',
