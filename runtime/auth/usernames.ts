@@ -10,7 +10,8 @@ export interface NormalizedUsername {
   readonly key: string;
 }
 
-type Reason = 'type' | 'length' | 'control' | 'bidi' | 'invisible' | 'combining' | 'surrogate' | 'space';
+type Reason =
+  'type' | 'length' | 'control' | 'bidi' | 'invisible' | 'blank' | 'combining' | 'surrogate' | 'space';
 
 const messages: Readonly<Record<Reason, string>> = {
   type: 'username must be a string',
@@ -18,6 +19,7 @@ const messages: Readonly<Record<Reason, string>> = {
   control: 'username must not contain control characters or line breaks',
   bidi: 'username must not contain bidirectional control characters',
   invisible: 'username must not contain invisible characters (format, zero-width or default-ignorable)',
+  blank: 'username must not contain blank-rendering characters or no-break spaces',
   combining: 'username must not start with a combining mark',
   surrogate: 'username must be valid Unicode text',
   space: 'username must not start or end with a space',
@@ -34,6 +36,10 @@ const BIDI = /\p{Bidi_Control}/u;
 // (U+3164, U+115F, U+FFA0), the combining grapheme joiner U+034F, variation selectors
 // (U+FE0F), U+17B4. Two names differing only by one would look identical.
 const INVISIBLE = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+// Characters that render as blank space although they are not default-ignorable: the blank
+// Braille pattern U+2800, and the no-break spaces U+00A0, U+2007 and U+202F, which look like an
+// ordinary space (`adm\u00A0in` next to `adm in`).
+const BLANK = /[\u2800\u00A0\u2007\u202F]/u;
 // A mark at the start has no base character: it stacks on whatever is shown before the name.
 const LEADING_MARK = /^\p{M}/u;
 const EDGE_SPACE = /^\s|\s$/u;
@@ -45,6 +51,7 @@ const RULES: ReadonlyArray<readonly [Reason, RegExp]> = [
   ['control', CONTROL],
   ['bidi', BIDI],
   ['invisible', INVISIBLE],
+  ['blank', BLANK],
   ['combining', LEADING_MARK],
 ];
 

@@ -10,6 +10,8 @@ import { forEachAuthDatabase, tableRows } from './policy-support.js';
 const LOOKALIKES: ReadonlyArray<readonly [string, string, string]> = [
   ['adm\u034Fin', 'invisible', 'U+034F'],
   ['admin\u3164', 'invisible', 'U+3164'],
+  ['ad\u2800min', 'blank', 'U+2800'],
+  ['adm\u00A0in', 'blank', 'U+00A0'],
   ['\u3164', 'invisible', 'U+3164'],
   ['admin\uFE0F', 'invisible', 'U+FE0F'],
   ['ad\u17B4min', 'invisible', 'U+17B4'],

@@ -39,7 +39,7 @@ describe('normalizeUsername', () => {
     ['a\uD800b', 'surrogate'],
     [' alice', 'space'],
     ['alice ', 'space'],
-    ['alice\u00A0', 'space'],
+    ['alice\u3000', 'space'],
     ['\u3000alice', 'space'],
     [42, 'type'],
     [null, 'type'],
@@ -89,6 +89,14 @@ describe('normalizeUsername', () => {
     ['a\uFFA0b', 'invisible', 'U+FFA0'],
     ['a\u{E0100}b', 'invisible', 'U+E0100'],
     ['\u2764\uFE0F', 'invisible', 'U+FE0F'],
+    // blank-rendering characters and no-break spaces, anywhere
+    ['\u2800', 'blank', 'U+2800'],
+    ['ad\u2800min', 'blank', 'U+2800'],
+    ['adm\u00A0in', 'blank', 'U+00A0'],
+    ['\u00A0admin', 'blank', 'U+00A0'],
+    ['alice\u00A0', 'blank', 'U+00A0'],
+    ['a\u2007b', 'blank', 'U+2007'],
+    ['a\u202Fb', 'blank', 'U+202F'],
     // a combining mark with no base character, whatever its kind (Mn, Mc, Me)
     ['\u0301alice', 'combining', 'U+0301'],
     ['\u0903alice', 'combining', 'U+0903'],
