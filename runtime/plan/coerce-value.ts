@@ -130,8 +130,14 @@ function fitsLength(column: ColumnInfo, text: string): boolean {
   return true;
 }
 
-function tooLong(column: ColumnInfo): RestError {
-  return new RestError(
+/**
+ * Refuses a text longer than its column's declared length (400 invalid_value). Checked on the
+ * values a write is about to bind, after the auth tables' own rules (a policy's or a username's
+ * length) have answered in their own words.
+ */
+export function checkDeclaredLength(column: ColumnInfo, value: unknown): void {
+  if (typeof value !== 'string' || column.valueKind !== 'text' || fitsLength(column, value)) return;
+  throw new RestError(
     'invalid_value',
     `${column.name} is longer than its type ${column.dbType} allows (${String(declaredLength(column))} characters)`,
     { details: { column: column.name } },
@@ -201,7 +207,6 @@ export function coerceBodyValue(column: ColumnInfo, value: JsonValue): unknown {
       break;
     case 'text':
       result = typeof value === 'string' ? value : undefined;
-      if (typeof result === 'string' && !fitsLength(column, result)) throw tooLong(column);
       break;
     case 'date':
     case 'timestamp':

@@ -8,7 +8,7 @@ import type { ColumnInfo, Row, TableInfo } from '../db/adapter.js';
 import type { JsonObject } from '../request/types.js';
 import type { WriteRow } from '../enforce/authorizer.js';
 import { driverValue } from './bind.js';
-import { coerceBodyValue } from './coerce-value.js';
+import { checkDeclaredLength, coerceBodyValue } from './coerce-value.js';
 import { columnOf } from './columns.js';
 import { appendColumnList } from './plan-read.js';
 
@@ -20,6 +20,12 @@ export function toWriteRow(table: TableInfo, body: JsonObject): WriteRow {
       return [column.name, coerceBodyValue(column, value)];
     }),
   );
+}
+
+/** What a written value is bound as, once it is known to fit its column's declared length. */
+function writtenValue(column: ColumnInfo, value: unknown, dialect: Dialect): unknown {
+  checkDeclaredLength(column, value);
+  return driverValue(column, value, dialect);
 }
 
 function entries(table: TableInfo, row: WriteRow): ReadonlyArray<readonly [ColumnInfo, unknown]> {
@@ -96,7 +102,7 @@ export function insertStatement(
       b.append(i > 0 ? ', (' : '(');
       columns.forEach((column, j) => {
         if (j > 0) b.append(', ');
-        if (Object.hasOwn(row, column.name)) b.appendValue(driverValue(column, row[column.name], dialect));
+        if (Object.hasOwn(row, column.name)) b.appendValue(writtenValue(column, row[column.name], dialect));
         else b.append('DEFAULT');
       });
       b.append(')');
@@ -168,7 +174,7 @@ export function updateStatement(
     if (i > 0) b.append(', ');
     b.appendIdent(column.name)
       .append(' = ')
-      .appendValue(driverValue(column, value, dialect));
+      .appendValue(writtenValue(column, value, dialect));
   });
   b.appendFragment(where);
   if (hasOutput(returning)) appendOutput(b.append(' RETURNING '), returning);

@@ -4,7 +4,11 @@ import { SqlBuilder, renderSql, type RenderedSql } from '../../../../compiler/sq
 import { ANONYMOUS, type ColumnType, type DialectName } from '../../../../compiler/types.js';
 import { isRestError, type RestError } from '../../../../errors/rest-error.js';
 import type { ColumnInfo, TableInfo } from '../../../../runtime/db/adapter.js';
-import { coerceBodyValue, coerceQueryValue } from '../../../../runtime/plan/coerce-value.js';
+import {
+  checkDeclaredLength,
+  coerceBodyValue,
+  coerceQueryValue,
+} from '../../../../runtime/plan/coerce-value.js';
 import { planRead } from '../../../../runtime/plan/plan-read.js';
 import {
   checkColumnName,
@@ -411,11 +415,31 @@ describe('declared lengths are checked in-process (SQLite enforces none)', () =>
     ['varchar', 'x'.repeat(10_000), true],
   ])('%s holds %j: %s', (dbType, value, fits) => {
     const c = column('code', 'text', dbType);
-    if (fits) expect(coerceBodyValue(c, value)).toBe(value);
+    if (fits) expect(() => checkDeclaredLength(c, value)).not.toThrow();
     else {
-      const e = errorOf(() => coerceBodyValue(c, value));
+      const e = errorOf(() => checkDeclaredLength(c, value));
       expect([e.code, e.details]).toEqual(['invalid_value', { column: 'code' }]);
       expect(e.message).toMatch(new RegExp(`^code is longer than its type .+ allows \\(\\d+ characters\\)$`));
+    }
+  });
+
+  it('the INSERT and UPDATE statements refuse a value too long for its column, for every dialect', () => {
+    const code = column('code', 'text', 'varchar(3)');
+    const coded: TableInfo = {
+      ...table,
+      columns: [...columns, code],
+      columnsByName: new Map([...table.columnsByName, ['code', code]]),
+    };
+    for (const kind of ALL) {
+      const d = dialects[kind];
+      const where = new SqlBuilder(d).build();
+      expect(errorOf(() => insertStatement(coded, [{ code: 'abcd' }], undefined, d)).code).toBe(
+        'invalid_value',
+      );
+      expect(errorOf(() => updateStatement(coded, { code: 'abcd' }, where, undefined, d)).code).toBe(
+        'invalid_value',
+      );
+      expect(() => insertStatement(coded, [{ code: 'abc' }], undefined, d)).not.toThrow();
     }
   });
 
