@@ -113,6 +113,14 @@ export function generateItems(shape: DataShape, seed = 7): readonly ItemRow[] {
   }));
 }
 
+const ZERO_ROWS = 0;
+
+/** How many rows `userId` owns in generateItems(shape): rows/users, one more for the first rows%users users. */
+export function ownedRows(shape: DataShape, userId: number): number {
+  if (!Number.isInteger(userId) || userId < 1 || userId > shape.users) return ZERO_ROWS;
+  return Math.floor(shape.rows / shape.users) + (userId <= shape.rows % shape.users ? 1 : ZERO_ROWS);
+}
+
 /** Shuffled owners: every one of `owners` gets exactly rows/owners rows (the remainder to the first). */
 function shuffledOwners(rows: number, owners: number, random: () => number): number[] {
   const out = Array.from({ length: rows }, (_, i) => (i % owners) + 1);

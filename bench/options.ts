@@ -23,6 +23,12 @@ export interface BenchOptions {
    * timed beside the external-token read on every rest contender; false = not run.
    */
   readonly sessions: boolean;
+  /**
+   * The `/rest/v1` lanes: the owner read (and with `Prefer: count=exact`) through the PostgREST
+   * dialect beside the seed read, and its single-row POST beside the seed POST, on every rest
+   * contender; false = not run.
+   */
+  readonly pgrst: boolean;
   readonly connections: number;
   readonly rounds: number;
   readonly writeRounds: number;
@@ -101,7 +107,8 @@ const USAGE = `usage: npm run bench -- [--smoke] [--pg-url <url>] [--rounds <n>]
                                             or n logins (smoke default ${SMOKE_REQUESTS.login}))
        [--connections <n>] [--out <dir>] [--rest-cli <path>]
        [--team on|off]   (the team membership read workload; default on, off with --smoke)
-       [--sessions on|off]   (the read with session tokens; default on, off with --smoke)`;
+       [--sessions on|off]   (the read with session tokens; default on, off with --smoke)
+       [--pgrst on|off]   (the /rest/v1 read, counted read and POST beside the seed dialect's; default on)`;
 
 function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -152,6 +159,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       'rest-cli': { type: 'string' },
       team: { type: 'string' },
       sessions: { type: 'string' },
+      pgrst: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -164,6 +172,9 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const sessions = values.sessions ?? (smoke ? 'off' : 'on');
   if (sessions !== 'on' && sessions !== 'off')
     throw new Error(`--sessions must be on or off, got ${JSON.stringify(sessions)}\n${USAGE}`);
+  const pgrst = values.pgrst ?? 'on';
+  if (pgrst !== 'on' && pgrst !== 'off')
+    throw new Error(`--pgrst must be on or off, got ${JSON.stringify(pgrst)}\n${USAGE}`);
   const connections = Math.round(positive('connections', values.connections, 32));
   const loginConnections = 8;
   const roundWindow = windowOf(
@@ -193,6 +204,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     data: smoke ? SMOKE_DATA : FULL_DATA,
     team: team === 'off' ? undefined : smoke ? SMOKE_TEAM : FULL_TEAM,
     sessions: sessions === 'on',
+    pgrst: pgrst === 'on',
     connections,
     rounds: Math.round(positive('rounds', values.rounds, smoke ? 1 : FULL_PROFILE.rounds)),
     writeRounds: Math.round(

@@ -17,6 +17,8 @@ export interface PgTrafficCounts {
   readonly queries: number;
   /** Extended-protocol Sync messages ('S'): one per statement outside pipelines' batching. */
   readonly syncs: number;
+  /** Extended-protocol Execute messages ('E'): the statements run, pipelined or not. */
+  readonly executes: number;
 }
 
 export interface PgCountingProxy {
@@ -32,6 +34,7 @@ const TYPE_READY_FOR_QUERY = 0x5a; // 'Z'
 const TYPE_TERMINATE = 0x58; // 'X'
 const TYPE_QUERY = 0x51; // 'Q'
 const TYPE_SYNC = 0x53; // 'S'
+const TYPE_EXECUTE = 0x45; // 'E'
 
 /** Walks typed frames (1 type byte + int32 length including itself) without copying bodies. */
 class FrameWalker {
@@ -71,6 +74,7 @@ interface Totals {
   messages: number;
   queries: number;
   syncs: number;
+  executes: number;
 }
 
 function track(client: Socket, server: Socket, totals: Totals): void {
@@ -85,6 +89,7 @@ function track(client: Socket, server: Socket, totals: Totals): void {
     totals.messages++;
     if (type === TYPE_QUERY) totals.queries++;
     if (type === TYPE_SYNC) totals.syncs++;
+    if (type === TYPE_EXECUTE) totals.executes++;
     if (lastSpeaker === 'server') totals.flights++;
     lastSpeaker = 'client';
   });
@@ -141,7 +146,7 @@ export async function startPgCountingProxy(targetUrl: string): Promise<PgCountin
   const target = new URL(targetUrl);
   const targetHost = target.hostname || '127.0.0.1';
   const targetPort = Number(target.port || 5432);
-  const totals: Totals = { connections: 0, flights: 0, messages: 0, queries: 0, syncs: 0 };
+  const totals: Totals = { connections: 0, flights: 0, messages: 0, queries: 0, syncs: 0, executes: 0 };
   const sockets = new Set<Socket>();
 
   const proxy: Server = createServer((client) => {

@@ -7,7 +7,18 @@ import type { LoadRequest } from './driver-protocol.js';
 import { PAGE_ROWS } from './generate-data.js';
 import type { Measured } from './report-model.js';
 import { jwtClaims } from './sessions.js';
-import { bearer, READ_PATH, send, TEAM_READ_PATH, type Answer, type UserToken } from './workloads.js';
+import {
+  bearer,
+  PGRST_COUNT_HEADERS,
+  PGRST_READ_PATH,
+  PGRST_RETURN_HEADERS,
+  pgrstPath,
+  READ_PATH,
+  send,
+  TEAM_READ_PATH,
+  type Answer,
+  type UserToken,
+} from './workloads.js';
 
 export type ProbeOutcome = Measured<{ readonly checks: number }>;
 
@@ -98,6 +109,75 @@ function probeReadsAt(
       401,
     ),
     ...users.map(rowsOf),
+  ]);
+}
+
+/**
+ * The owner read through `/rest/v1` (docs/postgrest.md): each user's same first rows as the seed
+ * read, only theirs, `Content-Range: 0-19/*`; with `Prefer: count=exact` the same rows, 206 and
+ * the user's row count as the total; a forged token 401.
+ */
+export function probePgrstReads(
+  baseUrl: string,
+  users: readonly UserToken[],
+  forgedToken: string,
+  firstIds: ReadonlyMap<number, readonly number[]>,
+  ownedRows: (userId: number) => number,
+): Promise<ProbeOutcome> {
+  const read = (user: UserToken, counted: boolean) => async (): Promise<string | undefined> => {
+    const what = `user ${user.userId}${counted ? ' with count=exact' : ''}`;
+    const answer = await send(baseUrl, {
+      method: 'GET',
+      path: PGRST_READ_PATH,
+      headers: { ...bearer(user.token), ...(counted ? PGRST_COUNT_HEADERS : {}) },
+    });
+    const expected = firstIds.get(user.userId) ?? [];
+    const total = ownedRows(user.userId);
+    // Partial content when the count shows more rows than came back.
+    const status = counted && total > expected.length ? 206 : 200;
+    if (answer.status !== status || !Array.isArray(answer.body))
+      return `${what}: expected ${status} and ${PAGE_ROWS} rows, got ${show(answer)}`;
+    const rows: readonly unknown[] = answer.body;
+    const ids = rows.map((r) => Number(field(r, 'id')));
+    if (ids.join(',') !== expected.join(','))
+      return `${what}: expected ids ${expected.join(',')}, got ${ids.join(',') || 'none'}`;
+    const owners = new Set(rows.map((r) => Number(field(r, 'user_id'))));
+    if (owners.size !== 1 || !owners.has(user.userId))
+      return `${what}: rows of users ${[...owners].join(',')}`;
+    const range = `0-${expected.length - 1}/${counted ? String(total) : '*'}`;
+    const got = answer.headers['content-range'];
+    return got === range ? undefined : `${what}: expected Content-Range ${range}, got ${String(got)}`;
+  };
+  return runChecks([
+    expectStatus(
+      baseUrl,
+      'token signed with another secret',
+      { method: 'GET', path: PGRST_READ_PATH, headers: bearer(forgedToken) },
+      401,
+    ),
+    ...users.flatMap((user) => [read(user, false), read(user, true)]),
+  ]);
+}
+
+/** `POST /rest/v1/items` with `Prefer: return=representation`: 201 and the created row, owner filled in. */
+export function probePgrstCreate(baseUrl: string, writer: UserToken): Promise<ProbeOutcome> {
+  const title = 'bench probe through /rest/v1';
+  return runChecks([
+    async () => {
+      const answer = await send(baseUrl, {
+        method: 'POST',
+        path: pgrstPath('/items'),
+        headers: { ...bearer(writer.token), 'content-type': 'application/json', ...PGRST_RETURN_HEADERS },
+        body: JSON.stringify({ title, amount: 1, done: false }),
+      });
+      const rows: readonly unknown[] = Array.isArray(answer.body) ? answer.body : [];
+      const [row] = rows;
+      if (answer.status !== 201 || rows.length !== 1)
+        return `POST /rest/v1/items: expected 201 and the created row, got ${show(answer)}`;
+      return Number(field(row, 'user_id')) === writer.userId && field(row, 'title') === title
+        ? undefined
+        : `POST /rest/v1/items: expected user_id ${writer.userId} filled in, got ${show(answer)}`;
+    },
   ]);
 }
 

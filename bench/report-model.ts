@@ -41,6 +41,11 @@ export interface RoundTrips {
   readonly messagesPerRequest: number;
   readonly syncsPerRequest: number;
   readonly queriesPerRequest: number;
+  /**
+   * Statements run: Execute messages plus simple-protocol Queries (a Query holding several
+   * statements counts once). Absent in older reports.
+   */
+  readonly statementsPerRequest?: number;
   readonly newConnections: number;
   /** The counted warm-up before these requests, when the workload asked for one (see round-trips.ts). */
   readonly firstPass?: { readonly requests: number; readonly flightsPerRequest: number };
@@ -114,6 +119,37 @@ export interface SessionReport {
   readonly read: readonly TeamRow[];
 }
 
+/** A request through `/rest/v1`, timed in the same rounds as the same request through the seed dialect. */
+export interface DialectRow extends ScenarioRow {
+  /** Per-round ratios to the seed dialect's request of the same contender (same round): req/s and p99. */
+  readonly vsSeed: { readonly rps: Spread; readonly p99: Spread } | null;
+}
+
+/**
+ * The PostgREST dialect (docs/postgrest.md) beside the seed dialect on every rest contender: the
+ * owner read as `/rest/v1/items?order=id.asc&offset=0&limit=20` (with the read rounds), the same
+ * with `Prefer: count=exact`, and a single-row `POST /rest/v1/items` with
+ * `Prefer: return=representation` against the seed `POST /items` (with the write rounds).
+ */
+export interface PgrstReport {
+  /** The requests as sent (path and the headers besides Authorization and Content-Type). */
+  readonly requests: {
+    readonly seedRead: string;
+    readonly read: string;
+    readonly countedRead: string;
+    readonly seedCreate: string;
+    readonly create: string;
+  };
+  /** `/rest/v1` owner read ÷ seed owner read (the read table's row of the contender). */
+  readonly read: readonly DialectRow[];
+  /** The same read with `Prefer: count=exact`, ÷ the seed owner read. */
+  readonly countedRead: readonly DialectRow[];
+  /** The seed dialect's single-row `POST /items`, timed in the write rounds. */
+  readonly seedCreate: readonly ScenarioRow[];
+  /** `POST /rest/v1/items` (`return=representation`) ÷ the seed `POST /items`. */
+  readonly create: readonly DialectRow[];
+}
+
 export interface ContenderReport {
   readonly id: ContenderId;
   readonly label: string;
@@ -179,6 +215,8 @@ export interface BenchReport {
   readonly team: TeamReport | null;
   /** The session read; null when it was not run (`--sessions off`, smoke default). Absent in older reports. */
   readonly sessions?: SessionReport | null;
+  /** The `/rest/v1` lanes; null when not run (`--pgrst off`). Absent in older reports. */
+  readonly pgrst?: PgrstReport | null;
   /** Round trips per write action on the PostgreSQL contenders that write. Absent in older reports. */
   readonly tripsByAction?: readonly ActionTrips[];
   readonly targets: readonly TargetCheck[];

@@ -39,6 +39,7 @@ const perRequest = (before: PgTrafficCounts, after: PgTrafficCounts, requests: n
   messagesPerRequest: (after.messages - before.messages) / requests,
   syncsPerRequest: (after.syncs - before.syncs) / requests,
   queriesPerRequest: (after.queries - before.queries) / requests,
+  statementsPerRequest: (after.queries + after.executes - before.queries - before.executes) / requests,
   newConnections: after.connections - before.connections,
 });
 

@@ -1,7 +1,7 @@
 // `npm run bench`: generates the data, starts every contender as a real server, probes each for
 // correctness, counts round trips, then times interleaved rounds (reads — with the session read of
-// every rest contender and the team membership read of the PostgreSQL paths in the same rounds —,
-// writes, logins) with the load driver in its own process, and writes BENCHMARKS.md, the chart and
+// every rest contender, its `/rest/v1` reads, and the team membership read of the PostgreSQL paths
+// in the same rounds —, writes with the seed and `/rest/v1` single-row POSTs, logins) with the load driver in its own process, and writes BENCHMARKS.md, the chart and
 // results.json.
 
 import { execFile, execFileSync } from 'node:child_process';
@@ -16,7 +16,7 @@ import { renderChart } from './chart.js';
 import { contenderSpecs, type ContenderSpec } from './contenders.js';
 import { startDriver, type Driver } from './driver-client.js';
 import type { LoadRequest, LoadResult, LoadWindow } from './driver-protocol.js';
-import { generateBenchData, seededRandom, type BenchData } from './generate-data.js';
+import { generateBenchData, ownedRows, seededRandom, type BenchData } from './generate-data.js';
 import {
   isFullProtocol,
   parseBenchOptions,
@@ -29,6 +29,8 @@ import { createPasswordHasher } from '../runtime/auth/passwords.js';
 import { roundOrder } from './lane-order.js';
 import {
   probeLogin,
+  probePgrstCreate,
+  probePgrstReads,
   probeReads,
   probeRevoked,
   probeSessionReads,
@@ -42,8 +44,10 @@ import {
   type ActionTrips,
   type BenchReport,
   type ContenderReport,
+  type DialectRow,
   type LoginResult,
   type Measured,
+  type PgrstReport,
   type RoundSample,
   type RoundTrips,
   type ScenarioRow,
@@ -70,14 +74,27 @@ import {
   type SessionUser,
 } from './sessions.js';
 import { measureStartup } from './startup.js';
-import { actionTripTargets, evaluateTargets, startupTargets, TEAM_CONTENDERS } from './targets.js';
+import {
+  actionTripTargets,
+  evaluateTargets,
+  PGRST_CONTENDERS,
+  pgrstTargets,
+  startupTargets,
+  TEAM_CONTENDERS,
+} from './targets.js';
 import {
   actionRequests,
   bearer,
+  createRequests,
   loginRequests,
   mintToken,
   mintTokens,
+  PGRST_COUNT_HEADERS,
+  PGRST_READ_PATH,
+  PGRST_RETURN_HEADERS,
+  pgrstPath,
   PUBLIC_READ,
+  READ_PATH,
   readRequests,
   send,
   TEAM_POLICIES,
@@ -104,15 +121,27 @@ interface ContenderState {
   sessionFailure: string | undefined;
   /** What the session probes showed (how soon a revoked session was refused). */
   sessionProbe: Measured<string>;
+  /** The `/rest/v1` lanes and the seed POST they are compared with: undefined while each may run. */
+  pgrstReadFailure: string | undefined;
+  pgrstCountFailure: string | undefined;
+  seedCreateFailure: string | undefined;
+  pgrstCreateFailure: string | undefined;
   readonly readRounds: RoundSample[];
   readonly writeRounds: RoundSample[];
   readonly teamRounds: RoundSample[];
   readonly sessionRounds: RoundSample[];
+  readonly pgrstReadRounds: RoundSample[];
+  readonly pgrstCountRounds: RoundSample[];
+  readonly seedCreateRounds: RoundSample[];
+  readonly pgrstCreateRounds: RoundSample[];
   roundTrips: {
     read: Measured<RoundTrips> | null;
     write: Measured<RoundTrips> | null;
     team: Measured<RoundTrips> | null;
     session: Measured<RoundTrips> | null;
+    pgrstRead: Measured<RoundTrips> | null;
+    pgrstCount: Measured<RoundTrips> | null;
+    pgrstCreate: Measured<RoundTrips> | null;
     /** Each write action of actionRequests, in their order (PostgreSQL contenders that write). */
     actions: ActionTrips['actions'];
   };
@@ -313,13 +342,22 @@ function progressLine(
 
 /** One workload of one contender inside a phase's rounds. */
 interface Lane {
-  /** Shown in the progress lines: `[read]`, `[write]`, `[team]`, `[session]`. */
-  readonly tag: 'read' | 'write' | 'team' | 'session';
+  /** Shown in the progress lines: `[read]`, `[write]`, `[team]`, `[session]`, `[pgrst read]`, …. */
+  readonly tag:
+    'read' | 'write' | 'team' | 'session' | 'pgrst read' | 'pgrst count' | 'create' | 'pgrst create';
   readonly c: ContenderState;
   readonly requests: readonly LoadRequest[];
   readonly samples: RoundSample[];
-  readonly failureKey: 'readFailure' | 'writeFailure' | 'teamFailure' | 'sessionFailure';
-  /** Swaps places with the lane before it every other round (bench/lane-order.ts). */
+  readonly failureKey:
+    | 'readFailure'
+    | 'writeFailure'
+    | 'teamFailure'
+    | 'sessionFailure'
+    | 'pgrstReadFailure'
+    | 'pgrstCountFailure'
+    | 'seedCreateFailure'
+    | 'pgrstCreateFailure';
+  /** Runs in reverse order with the lanes it follows every other round (bench/lane-order.ts). */
   readonly alternate?: boolean;
   /** The sample of this round the progress line compares with, if any. */
   readonly vs?: (thisRound: ReadonlyMap<Lane, RoundSample>) => {
@@ -514,6 +552,25 @@ function vsOwnerRow(
     rounds,
     vsBaseline: null,
     vsOwnerRead: c.readRounds.length > 0 && rounds.length > 0 ? ratiosTo(rounds, c.readRounds) : null,
+    roundTrips,
+  };
+}
+
+/** A `/rest/v1` lane's row: its rounds and their per-round ratios to the seed dialect's lane. */
+function dialectRow(
+  c: ContenderState,
+  rounds: readonly RoundSample[],
+  ownFailure: string | undefined,
+  seedRounds: readonly RoundSample[],
+  roundTrips: Measured<RoundTrips> | null,
+): DialectRow {
+  return {
+    contender: c.spec.id,
+    label: c.spec.label,
+    outcome: outcomeOf(c.failure ?? ownFailure, rounds),
+    rounds,
+    vsBaseline: null,
+    vsSeed: seedRounds.length > 0 && rounds.length > 0 ? ratiosTo(rounds, seedRounds) : null,
     roundTrips,
   };
 }
@@ -775,9 +832,38 @@ async function main(): Promise<number> {
         ? undefined
         : 'the session read runs on the rest contenders only',
     sessionProbe: { ok: false, reason: 'not probed' },
+    ...((): Pick<
+      ContenderState,
+      'pgrstReadFailure' | 'pgrstCountFailure' | 'seedCreateFailure' | 'pgrstCreateFailure'
+    > => {
+      const off = !options.pgrst
+        ? 'the /rest/v1 lanes are off (--pgrst off)'
+        : PGRST_CONTENDERS.includes(spec.id)
+          ? undefined
+          : 'the /rest/v1 lanes run on the rest contenders only';
+      return {
+        pgrstReadFailure: off,
+        pgrstCountFailure: off,
+        seedCreateFailure: off,
+        pgrstCreateFailure: off,
+      };
+    })(),
     teamRounds: [],
     sessionRounds: [],
-    roundTrips: { read: null, write: null, team: null, session: null, actions: [] },
+    pgrstReadRounds: [],
+    pgrstCountRounds: [],
+    seedCreateRounds: [],
+    pgrstCreateRounds: [],
+    roundTrips: {
+      read: null,
+      write: null,
+      team: null,
+      session: null,
+      pgrstRead: null,
+      pgrstCount: null,
+      pgrstCreate: null,
+      actions: [],
+    },
     peakRss: null,
   }));
   const stateOf = (id: ContenderSpec['id']): ContenderState => {
@@ -826,6 +912,11 @@ async function main(): Promise<number> {
     const reads = readRequests(tokens, seededRandom(11));
     const writes = writeRequests(tokens, generated.firstIds, seededRandom(13));
     const actionLists = actionRequests(tokens, generated.firstIds, seededRandom(17));
+    // The `/rest/v1` requests: the owner read's users in the owner read's order, the POSTs likewise.
+    const pgrstReads = readRequests(tokens, seededRandom(11), PGRST_READ_PATH);
+    const pgrstCounts = readRequests(tokens, seededRandom(11), PGRST_READ_PATH, PGRST_COUNT_HEADERS);
+    const seedCreates = createRequests(tokens, seededRandom(29), 'seed');
+    const pgrstCreates = createRequests(tokens, seededRandom(29), 'pgrst');
     const teamTokens =
       teamData === undefined
         ? []
@@ -905,6 +996,19 @@ async function main(): Promise<number> {
       : undefined;
 
     const probeUsers = [1, Math.ceil(options.data.users / 2), options.data.users].map(tokenOf);
+    const failPgrst = (
+      c: ContenderState,
+      keys: readonly (
+        'pgrstReadFailure' | 'pgrstCountFailure' | 'seedCreateFailure' | 'pgrstCreateFailure'
+      )[],
+      reason: string,
+    ): void => {
+      for (const key of keys) {
+        if (c[key] !== undefined) continue;
+        c[key] = reason;
+        log(`FAILED   [${key}] ${c.spec.label}: ${reason}`);
+      }
+    };
     for (const c of states) {
       if (!isUsable(c)) continue;
       c.readProbe = await probeReads(c.server.baseUrl, probeUsers, forged, generated.firstIds);
@@ -913,12 +1017,27 @@ async function main(): Promise<number> {
         continue;
       }
       log(`probe ok ${c.spec.label}: ${c.readProbe.value.checks} read checks`);
+      // Before any write: the counted read's totals are the rows each probed user was given.
+      if (c.pgrstReadFailure === undefined || c.pgrstCountFailure === undefined) {
+        const p = await probePgrstReads(c.server.baseUrl, probeUsers, forged, generated.firstIds, (id) =>
+          ownedRows(options.data, id),
+        );
+        if (p.ok) log(`probe ok ${c.spec.label}: ${p.value.checks} /rest/v1 read checks`);
+        else failPgrst(c, ['pgrstReadFailure', 'pgrstCountFailure'], p.reason);
+      }
       if (c.spec.writes) {
         const w = await probeWrites(c.server.baseUrl, tokenOf(2), tokenOf(3), generated.firstIds);
         if (w.ok) log(`probe ok ${c.spec.label}: ${w.value.checks} write checks`);
         else {
           c.writeFailure = w.reason;
           log(`FAILED   [write] ${c.spec.label}: ${w.reason}`);
+          failPgrst(c, ['seedCreateFailure'], w.reason);
+        }
+        if (c.pgrstCreateFailure === undefined) {
+          // Another user than the read probes', so their counts stay those of the data.
+          const p = await probePgrstCreate(c.server.baseUrl, tokenOf(3));
+          if (p.ok) log(`probe ok ${c.spec.label}: ${p.value.checks} /rest/v1 write check`);
+          else failPgrst(c, ['pgrstCreateFailure'], p.reason);
         }
       }
       if (c.sessionFailure === undefined && sessionData !== undefined) {
@@ -967,6 +1086,11 @@ async function main(): Promise<number> {
           ...(c.sessionFailure === undefined
             ? [{ name: 'session', requests: sessionReads, warmup: sessionReads.length }]
             : []),
+          ...(c.pgrstReadFailure === undefined ? [{ name: 'pgrst read', requests: pgrstReads }] : []),
+          ...(c.pgrstCountFailure === undefined ? [{ name: 'pgrst count', requests: pgrstCounts }] : []),
+          ...(c.pgrstCreateFailure === undefined && c.spec.writes
+            ? [{ name: 'pgrst create', requests: pgrstCreates }]
+            : []),
         ];
         const trips = await countRoundTrips(
           c.spec.command,
@@ -980,6 +1104,9 @@ async function main(): Promise<number> {
           write: trips.get('write') ?? null,
           team: trips.get('team') ?? null,
           session: trips.get('session') ?? null,
+          pgrstRead: trips.get('pgrst read') ?? null,
+          pgrstCount: trips.get('pgrst count') ?? null,
+          pgrstCreate: trips.get('pgrst create') ?? null,
           actions: [...actionLists.keys()].flatMap((action) => {
             const counted = trips.get(`action ${action}`);
             return counted === undefined ? [] : [{ action, trips: counted }];
@@ -1001,6 +1128,17 @@ async function main(): Promise<number> {
                   ? ` (${c.roundTrips.session.value.firstPass.flightsPerRequest.toFixed(2)} on each user's first request)`
                   : '')),
         );
+        const { pgrstRead, pgrstCount, pgrstCreate } = c.roundTrips;
+        if (pgrstRead !== null || pgrstCount !== null || pgrstCreate !== null) {
+          const statements = (m: Measured<RoundTrips> | null): string =>
+            m !== null && m.ok
+              ? `, ${(m.value.statementsPerRequest ?? Number.NaN).toFixed(2)} statements`
+              : '';
+          log(
+            `trips    ${c.spec.label}: /rest/v1 read ${show(pgrstRead)}${statements(pgrstRead)}; ` +
+              `counted read ${show(pgrstCount)}${statements(pgrstCount)}; POST ${show(pgrstCreate)}`,
+          );
+        }
         if (c.roundTrips.actions.length > 0) {
           log(
             `trips    ${c.spec.label}: ${c.roundTrips.actions.map(({ action, trips: t }) => `${action} ${show(t)}`).join('; ')}`,
@@ -1042,23 +1180,71 @@ async function main(): Promise<number> {
               vs: (thisRound) => ({ sample: sampleOf(thisRound, c, 'read'), name: 'external-token read' }),
             },
           ];
+    // The `/rest/v1` reads of a contender beside its seed read, in the same group as the session read.
+    const pgrstReadLaneOf = (c: ContenderState, tag: 'pgrst read' | 'pgrst count'): Lane[] => {
+      const failureKey = tag === 'pgrst read' ? 'pgrstReadFailure' : 'pgrstCountFailure';
+      if (c[failureKey] !== undefined) return [];
+      return [
+        {
+          tag,
+          c,
+          requests: tag === 'pgrst read' ? pgrstReads : pgrstCounts,
+          samples: tag === 'pgrst read' ? c.pgrstReadRounds : c.pgrstCountRounds,
+          failureKey,
+          alternate: true,
+          vs: (thisRound) => ({ sample: sampleOf(thisRound, c, 'read'), name: 'seed read' }),
+        },
+      ];
+    };
     await runPhase(
-      [...readLanes.flatMap((l) => [l, ...sessionLaneOf(l.c)]), ...teamReadLanes],
+      [
+        ...readLanes.flatMap((l) => [
+          l,
+          ...pgrstReadLaneOf(l.c, 'pgrst read'),
+          ...sessionLaneOf(l.c),
+          ...pgrstReadLaneOf(l.c, 'pgrst count'),
+        ]),
+        ...teamReadLanes,
+      ],
       options.rounds,
       options,
       driver,
       meter,
     );
+    // The write mix, then the seed POST and the `/rest/v1` POST of one row (swapped every other round).
     await runPhase(
       states
         .filter((c) => c.spec.writes && c.readFailure === undefined)
-        .map((c) => ({
-          tag: 'write',
-          c,
-          requests: writes,
-          samples: c.writeRounds,
-          failureKey: 'writeFailure',
-        })),
+        .flatMap((c): Lane[] => [
+          { tag: 'write', c, requests: writes, samples: c.writeRounds, failureKey: 'writeFailure' },
+          ...(c.seedCreateFailure === undefined
+            ? [
+                {
+                  tag: 'create',
+                  c,
+                  requests: seedCreates,
+                  samples: c.seedCreateRounds,
+                  failureKey: 'seedCreateFailure',
+                } as const,
+              ]
+            : []),
+          ...(c.pgrstCreateFailure === undefined
+            ? [
+                {
+                  tag: 'pgrst create',
+                  c,
+                  requests: pgrstCreates,
+                  samples: c.pgrstCreateRounds,
+                  failureKey: 'pgrstCreateFailure',
+                  alternate: true,
+                  vs: (thisRound: ReadonlyMap<Lane, RoundSample>) => ({
+                    sample: sampleOf(thisRound, c, 'create'),
+                    name: 'seed POST',
+                  }),
+                } as const,
+              ]
+            : []),
+        ]),
       options.writeRounds,
       options,
       driver,
@@ -1113,6 +1299,54 @@ async function main(): Promise<number> {
             return vsOwnerRow(c, c.sessionRounds, c.sessionFailure, c.roundTrips.session);
           }),
         };
+    const notRunPgrst = 'the /rest/v1 lanes are off (--pgrst off)';
+    const pgrst: PgrstReport | null = !options.pgrst
+      ? null
+      : {
+          requests: {
+            seedRead: `GET ${READ_PATH}`,
+            read: `GET ${PGRST_READ_PATH}`,
+            countedRead: `GET ${PGRST_READ_PATH} with Prefer: ${PGRST_COUNT_HEADERS['prefer'] ?? ''}`,
+            seedCreate: 'POST /items',
+            create: `POST ${pgrstPath('/items')} with Prefer: ${PGRST_RETURN_HEADERS['prefer'] ?? ''}`,
+          },
+          read: PGRST_CONTENDERS.map((id) => {
+            const c = stateOf(id);
+            return dialectRow(c, c.pgrstReadRounds, c.pgrstReadFailure, c.readRounds, c.roundTrips.pgrstRead);
+          }),
+          countedRead: PGRST_CONTENDERS.map((id) => {
+            const c = stateOf(id);
+            return dialectRow(
+              c,
+              c.pgrstCountRounds,
+              c.pgrstCountFailure,
+              c.readRounds,
+              c.roundTrips.pgrstCount,
+            );
+          }),
+          seedCreate: PGRST_CONTENDERS.map((id) => {
+            const c = stateOf(id);
+            const trips = c.roundTrips.actions.find((a) => a.action === 'create')?.trips ?? null;
+            return {
+              contender: c.spec.id,
+              label: c.spec.label,
+              outcome: outcomeOf(c.failure ?? c.seedCreateFailure, c.seedCreateRounds),
+              rounds: c.seedCreateRounds,
+              vsBaseline: null,
+              roundTrips: trips,
+            };
+          }),
+          create: PGRST_CONTENDERS.map((id) => {
+            const c = stateOf(id);
+            return dialectRow(
+              c,
+              c.pgrstCreateRounds,
+              c.pgrstCreateFailure,
+              c.seedCreateRounds,
+              c.roundTrips.pgrstCreate,
+            );
+          }),
+        };
     const contenders: ContenderReport[] = states.map((c) => ({
       id: c.spec.id,
       label: c.spec.label,
@@ -1150,9 +1384,11 @@ async function main(): Promise<number> {
       login,
       team,
       sessions,
+      pgrst,
       tripsByAction,
       targets: [
         ...evaluateTargets(read, contenders, login, team, undefined, sessions),
+        ...pgrstTargets(read, pgrst, notRunPgrst),
         ...actionTripTargets(tripsByAction),
         ...startupTargets(startup),
       ],

@@ -8,6 +8,8 @@ import type {
   ContenderReport,
   LoginResult,
   Measured,
+  PgrstReport,
+  RoundTrips,
   ScenarioRow,
   TargetCheck,
   SessionReport,
@@ -30,6 +32,15 @@ export const TEAM_CONTENDERS: readonly ContenderId[] = ['rest-pg-portable', 'res
 export const SESSION_READ_MIN_RATIO = 0.95;
 /** "No extra round trip": the session read's round trips per request may exceed the external read's by this much. */
 export const SESSION_EXTRA_TRIPS_LIMIT = 0.05;
+
+/** A request through `/rest/v1` keeps this share of the same request through the seed dialect. */
+export const PGRST_MIN_RATIO = 0.95;
+/** The contenders that serve both dialects: every rest contender. */
+export const PGRST_CONTENDERS: readonly ContenderId[] = ['rest-pg-portable', 'rest-pg-rls', 'rest-sqlite'];
+/** `Prefer: count=exact` may add this many statements per request to the read without it. */
+export const COUNT_EXTRA_STATEMENTS = 1;
+/** What a proxy's count over a window lets background traffic add to a per-request figure. */
+export const BACKGROUND_ALLOWANCE = ONE_ROUND_TRIP - 1;
 
 function rowOf(rows: readonly ScenarioRow[], id: ContenderId): ScenarioRow | undefined {
   return rows.find((r) => r.contender === id);
@@ -135,6 +146,116 @@ export function sessionReadTargets(
       trips,
     ];
   });
+}
+
+const tripsText = (m: Measured<RoundTrips> | null): string =>
+  m === null ? 'not measured' : m.ok ? m.value.flightsPerRequest.toFixed(2) : `not measured: ${m.reason}`;
+
+/**
+ * The PostgREST dialect against the seed dialect: on every rest contender its owner read and its
+ * single-row POST keep PGRST_MIN_RATIO of the seed's, round by round; on both PostgreSQL paths
+ * each of its requests (read, counted read, POST) is one round trip, and `Prefer: count=exact`
+ * adds at most COUNT_EXTRA_STATEMENTS statements to the read, in that round trip.
+ */
+export function pgrstTargets(
+  read: readonly ScenarioRow[],
+  pgrst: PgrstReport | null,
+  notRun: string,
+): readonly TargetCheck[] {
+  const versus = (
+    target: string,
+    rows: readonly ScenarioRow[] | undefined,
+    references: readonly ScenarioRow[] | undefined,
+    id: ContenderId,
+    what: string,
+    seedWhat: string,
+  ): TargetCheck => {
+    const row = rows === undefined ? undefined : rowOf(rows, id);
+    const reference = references === undefined ? undefined : rowOf(references, id);
+    const failed =
+      (pgrst === null ? `not run: ${notRun}` : undefined) ??
+      (row === undefined ? `the ${what} of ${id} did not run` : undefined) ??
+      (row?.outcome.ok === false ? `${what} failed: ${row.outcome.reason}` : undefined) ??
+      (reference === undefined ? `the ${seedWhat} of ${id} did not run` : undefined) ??
+      (reference?.outcome.ok === false ? `${seedWhat} failed: ${reference.outcome.reason}` : undefined);
+    if (failed !== undefined || row === undefined || reference === undefined)
+      return { target, measured: failed ?? 'not run', met: false };
+    const ratio = ratiosByRound(row.rounds, reference.rounds, (r) => r.rps);
+    if (ratio === null) return { target, measured: 'no common rounds', met: false };
+    return { target, measured: times(ratio), met: ratio.median >= PGRST_MIN_RATIO };
+  };
+  const speed = PGRST_CONTENDERS.flatMap((id): TargetCheck[] => {
+    const label = rowOf(read, id)?.label ?? id;
+    return [
+      versus(
+        `${label}: \`/rest/v1\` read ≥ ${PGRST_MIN_RATIO}× the seed dialect's read req/s`,
+        pgrst?.read,
+        read,
+        id,
+        '/rest/v1 read',
+        'seed read',
+      ),
+      versus(
+        `${label}: \`/rest/v1\` single-row POST ≥ ${PGRST_MIN_RATIO}× the seed dialect's POST req/s`,
+        pgrst?.create,
+        pgrst?.seedCreate,
+        id,
+        '/rest/v1 POST',
+        'seed POST',
+      ),
+    ];
+  });
+  const trips = TEAM_CONTENDERS.flatMap((id): TargetCheck[] => {
+    const label = rowOf(read, id)?.label ?? id;
+    const tripsTarget = `${label}: \`/rest/v1\` read, counted read and single-row POST in one round trip per request`;
+    const countTarget = `${label}: \`Prefer: count=exact\` adds at most ${COUNT_EXTRA_STATEMENTS} statement to the read, in the same round trip`;
+    if (pgrst === null) {
+      const measured = `not run: ${notRun}`;
+      return [
+        { target: tripsTarget, measured, met: false },
+        { target: countTarget, measured, met: false },
+      ];
+    }
+    const of = (rows: readonly ScenarioRow[]): Measured<RoundTrips> | null =>
+      rowOf(rows, id)?.roundTrips ?? null;
+    const counted = [
+      ['read', of(pgrst.read)],
+      ['counted read', of(pgrst.countedRead)],
+      ['POST', of(pgrst.create)],
+    ] as const;
+    const one = (m: Measured<RoundTrips> | null): boolean =>
+      m !== null && m.ok && m.value.flightsPerRequest <= ONE_ROUND_TRIP;
+    const plain = of(pgrst.read);
+    const count = of(pgrst.countedRead);
+    const statements = (m: Measured<RoundTrips>): number | undefined =>
+      m.ok ? m.value.statementsPerRequest : undefined;
+    const countMeasured = ((): TargetCheck => {
+      if (count === null || plain === null || !count.ok || !plain.ok)
+        return {
+          target: countTarget,
+          measured: `counted read ${tripsText(count)}; read ${tripsText(plain)}`,
+          met: false,
+        };
+      const a = statements(count);
+      const b = statements(plain);
+      if (a === undefined || b === undefined)
+        return { target: countTarget, measured: 'statements not counted', met: false };
+      return {
+        target: countTarget,
+        measured: `${a.toFixed(2)} vs ${b.toFixed(2)} statements/request, ${count.value.flightsPerRequest.toFixed(2)} round trips/request`,
+        met: a <= b + COUNT_EXTRA_STATEMENTS + BACKGROUND_ALLOWANCE && one(count),
+      };
+    })();
+    return [
+      {
+        target: tripsTarget,
+        measured: counted.map(([what, m]) => `${what} ${tripsText(m)}`).join('; '),
+        met: counted.every(([, m]) => one(m)),
+      },
+      countMeasured,
+    ];
+  });
+  return [...speed, ...trips];
 }
 
 export function evaluateTargets(

@@ -8,6 +8,34 @@ import { PAGE_ROWS } from './generate-data.js';
 
 /** The read every contender answers: the caller's first PAGE_ROWS rows by id (the policy adds the owner filter). */
 export const READ_PATH = `/items?order=id.asc&page_size=${PAGE_ROWS}`;
+/**
+ * A seed dialect read as the PostgREST dialect spells it (docs/postgrest.md): `/rest/v1/<table>`,
+ * `page`/`page_size` turned into `offset`/`limit` (page 1 when not given), every other parameter as
+ * it is. Paging is what the two dialects spell differently; filters and `order` read the same.
+ */
+export function pgrstPath(seedPath: string): string {
+  const [table = '', query = ''] = seedPath.split('?', 2);
+  const params = new URLSearchParams(query);
+  const pageSize = params.get('page_size');
+  const page = Number(params.get('page') ?? '1');
+  params.delete('page');
+  params.delete('page_size');
+  if (pageSize !== null) {
+    const limit = Number(pageSize);
+    if (!Number.isInteger(limit) || limit < 1 || !Number.isInteger(page) || page < 1)
+      throw new Error(`${seedPath}: page and page_size must be positive whole numbers`);
+    params.set('offset', String((page - 1) * limit));
+    params.set('limit', String(limit));
+  }
+  const rest = params.toString();
+  return `/rest/v1${table}${rest === '' ? '' : `?${rest}`}`;
+}
+/** The owner read through the PostgREST dialect: `/rest/v1/items?order=id.asc&offset=0&limit=20`. */
+export const PGRST_READ_PATH = pgrstPath(READ_PATH);
+/** The PostgREST dialect's exact count (a window in the same SELECT): `Content-Range: 0-19/<total>`, 206. */
+export const PGRST_COUNT_HEADERS: Readonly<Record<string, string>> = { prefer: 'count=exact' };
+/** A PostgREST write that answers the row it created, as the seed dialect's POST does. */
+export const PGRST_RETURN_HEADERS: Readonly<Record<string, string>> = { prefer: 'return=representation' };
 /** The team membership read: the same request shape on `team_items`, filtered through `members`. */
 export const TEAM_READ_PATH = `/team_items?order=id.asc&page_size=${PAGE_ROWS}`;
 /** The team pattern of the README, written through `POST /auth_policies` by an admin. */
@@ -80,8 +108,13 @@ export function readRequests(
   tokens: readonly UserToken[],
   random: () => number,
   path: string = READ_PATH,
+  headers: Readonly<Record<string, string>> = {},
 ): readonly LoadRequest[] {
-  return shuffled(tokens, random).map((t) => ({ method: 'GET', path, headers: bearer(t.token) }));
+  return shuffled(tokens, random).map((t) => ({
+    method: 'GET',
+    path,
+    headers: { ...bearer(t.token), ...headers },
+  }));
 }
 
 /** POST `body` (one row or an array of rows) to `/items` as `t`. */
@@ -91,6 +124,28 @@ const postItems = (t: UserToken, body: unknown): LoadRequest => ({
   headers: jsonHeaders(t.token),
   body: JSON.stringify(body),
 });
+
+/**
+ * The single-row write of both dialects, every user in turn: `POST /items` (the seed dialect
+ * answers the created row) or `POST /rest/v1/items` with `Prefer: return=representation` (the
+ * created row too, in an array): the same body, the same tokens in the same order.
+ */
+export function createRequests(
+  tokens: readonly UserToken[],
+  random: () => number,
+  dialect: 'seed' | 'pgrst',
+): readonly LoadRequest[] {
+  return shuffled(tokens, random).map((t, i) => {
+    const request = postItems(t, { title: `created by the bench for ${t.userId}`, amount: i, done: false });
+    return dialect === 'seed'
+      ? request
+      : {
+          ...request,
+          path: pgrstPath(request.path),
+          headers: { ...request.headers, ...PGRST_RETURN_HEADERS },
+        };
+  });
+}
 
 /** PUT of the `i`-th (round robin) of the caller's own seeded rows by key; undefined when it has none. */
 function putOwnRow(
@@ -175,6 +230,8 @@ const SEND_TIMEOUT_MS = 15_000;
 export interface Answer {
   readonly status: number;
   readonly body: unknown;
+  /** The answer's headers, names in lower case (node:http's). */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 /**
@@ -205,7 +262,7 @@ export function send(
           } catch {
             // Not JSON: kept as text for the failure message.
           }
-          resolve({ status: res.statusCode ?? 0, body });
+          resolve({ status: res.statusCode ?? 0, body, headers: res.headers });
         });
       },
     );
