@@ -175,6 +175,39 @@ serverDescribe()('bench smoke mode (postgres)', () => {
     expect(markdown).toContain('| contender | create | create 3 rows | update | delete |');
   });
 
+  it('times the /rest/v1 read, counted read and POST beside the seed ones on every rest contender, one round trip each on PostgreSQL', () => {
+    const pgrst = report?.pgrst;
+    expect(pgrst).toBeTruthy();
+    if (pgrst === undefined || pgrst === null) return;
+    const rest = CONTENDER_IDS.filter((id) => id !== 'baseline');
+    for (const rows of [pgrst.read, pgrst.countedRead, pgrst.seedCreate, pgrst.create]) {
+      expect(rows.map((r) => r.contender)).toEqual(rest);
+      for (const row of rows) expect(hasNumbersOrReason(row), JSON.stringify(row.outcome)).toBe(true);
+    }
+    for (const tag of ['pgrst read', 'pgrst count', 'create', 'pgrst create'])
+      for (const row of pgrst.read.filter((r) => r.outcome.ok))
+        expect(finished?.stdout).toMatch(
+          new RegExp(`\\[${tag}\\] round 1/1\\s+${row.label}\\s+[\\d,]+ req/s`),
+        );
+    for (const id of ['rest-pg-portable', 'rest-pg-rls'] as const) {
+      const of = (rows: readonly ScenarioRow[]) => rows.find((r) => r.contender === id)?.roundTrips;
+      const [read, counted, create] = [of(pgrst.read), of(pgrst.countedRead), of(pgrst.create)];
+      // One flight per request, give or take the once-a-second schema check (see the write actions).
+      for (const trips of [read, counted, create]) {
+        const flights = trips?.ok ? trips.value.flightsPerRequest : Number.NaN;
+        expect(flights, `${id}: ${JSON.stringify(trips)}`).toBeGreaterThanOrEqual(1);
+        expect(flights, id).toBeLessThan(1.2);
+      }
+      // The count is a window in the read's own statement: no statement of its own.
+      const statements = (t: typeof read) => (t?.ok ? t.value.statementsPerRequest : undefined) ?? Number.NaN;
+      expect(statements(counted), id).toBeLessThan(statements(read) + 0.2);
+      expect(statements(read), id).toBeGreaterThanOrEqual(1);
+    }
+    const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
+    expect(markdown).toContain('## The PostgREST dialect (`/rest/v1`) beside the seed dialect');
+    expect(report?.targets.filter((t) => t.target.includes('`/rest/v1`'))).toHaveLength(8);
+  });
+
   it('dropped its PostgreSQL database and the request role a -db.rls on server created for it', async () => {
     const name = report?.database.name ?? '';
     expect(name).toMatch(/^rest_bench_[0-9a-f]{12}$/);
