@@ -65,7 +65,7 @@ export function pgrstSection(
 ): string {
   const title = '## The PostgREST dialect (`/rest/v1`) beside the seed dialect';
   if (pgrst === undefined)
-    return `${title}\n\nNot in this report (it was written before these lanes existed).`;
+    return `${title}\n\nNot in this report: the run that wrote it predates these lanes (\`npm run bench\` measures them).`;
   if (pgrst === null) return `${title}\n\nNot run (\`--pgrst off\`).`;
   const q = pgrst.requests;
   const seedReads = pgrst.read.flatMap((r) => read.find((x) => x.contender === r.contender) ?? []);
