@@ -346,10 +346,10 @@ const ADMIN_MISTAKES: readonly Attack[] = [
         { table_name: 'notes', action: 'read', expression: '', description: 'd'.repeat(257) },
         c.admin.auth,
       ),
-    // Longer than the column's declared varchar(256): refused like any value that does not fit
-    // its column, on every database, before the policy is read.
+    // /auth_policies validation answers with the field's limit (docs/policy-language.md), before
+    // the declared length of the column is checked.
     status: 400,
-    code: 'invalid_value',
+    code: 'invalid_policy',
   },
   {
     name: 'a policy reading the password hash',
