@@ -20,14 +20,16 @@ const results = (outcome: OneSyncOutcome): readonly pg.QueryResult[] => {
   return outcome.results;
 };
 
-const failure = (outcome: OneSyncOutcome): { index: number; code: unknown; unsettledNames: boolean } => {
+const failure = (outcome: OneSyncOutcome): { index: number; code: unknown } => {
   if (outcome.ok) throw new Error('expected a failure');
-  return {
-    index: outcome.index,
-    code: (outcome.error as { code?: unknown }).code,
-    unsettledNames: outcome.unsettledNames,
-  };
+  return { index: outcome.index, code: (outcome.error as { code?: unknown }).code };
 };
+
+/** The statement names PostgreSQL holds for `client`'s session. */
+const preparedOn = async (client: pg.Client): Promise<string[]> =>
+  (await client.query('SELECT name FROM pg_prepared_statements ORDER BY name')).rows.map((r) =>
+    String((r as { name: unknown }).name),
+  );
 
 describe('OneSync [postgres]', () => {
   let db: TestDatabase;
@@ -96,7 +98,7 @@ describe('OneSync [postgres]', () => {
       types,
       1,
     );
-    expect(failure(failed)).toEqual({ index: 0, code: '22012', unsettledNames: false });
+    expect(failure(failed)).toEqual({ index: 0, code: '22012' });
     expect((await client.query('SELECT 3 AS z')).rows).toEqual([{ z: 3 }]);
   });
 
@@ -123,7 +125,7 @@ describe('OneSync [postgres]', () => {
       ],
       types,
     );
-    expect(failure(outcome)).toEqual({ index: 0, code: '22012', unsettledNames: false });
+    expect(failure(outcome)).toEqual({ index: 0, code: '22012' });
     expect((await other.query('SELECT count(*)::int AS n FROM notes WHERE id = 2')).rows).toEqual([{ n: 0 }]);
     expect(client.getTransactionStatus()).toBe('I');
     expect((await client.query('SELECT 41 + 1 AS v')).rows).toEqual([{ v: 42 }]);
@@ -138,7 +140,7 @@ describe('OneSync [postgres]', () => {
       ],
       types,
     );
-    expect(failure(outcome)).toEqual({ index: 1, code: '23505', unsettledNames: false });
+    expect(failure(outcome)).toEqual({ index: 1, code: '23505' });
     expect((await other.query('SELECT count(*)::int AS n FROM notes WHERE id = 3')).rows).toEqual([{ n: 0 }]);
     expect(client.getTransactionStatus()).toBe('I');
   });
@@ -169,20 +171,35 @@ describe('OneSync [postgres]', () => {
     expect((await client.query({ ...doubled, values: [4] })).rows).toEqual([{ doubled: 8 }]);
   });
 
-  it('says when a statement it parsed did not run, since PostgreSQL may or may not have kept it', async () => {
+  it('knows which names PostgreSQL kept: a Parse that completed, even when its statement then failed', async () => {
     const fails = { name: 'one_sync_fails', text: 'SELECT 1 / $1::int AS q', values: [0] };
     const after = { name: 'one_sync_after', text: 'SELECT $1::int AS v', values: [1] };
-    // The failing statement and the skipped one were both parsed in this Sync.
-    expect(failure(await OneSync.run(client, [fails, after], types))).toEqual({
-      index: 0,
-      code: '22012',
-      unsettledNames: true,
-    });
-    // Statements that ran before the failure are settled: they were parsed and kept.
-    const ran = { name: 'one_sync_ran', text: 'SELECT $1::int AS v', values: [5] };
-    const outcome = await OneSync.run(client, [ran, { text: 'SELECT 1 / 0', values: [] }], types);
-    expect(failure(outcome)).toEqual({ index: 1, code: '22012', unsettledNames: false });
-    expect((await client.query({ ...ran, values: [6] })).rows).toEqual([{ v: 6 }]);
+    // The first statement is parsed, then fails at execution; the second is skipped, never parsed.
+    expect(failure(await OneSync.run(client, [fails, after], types))).toEqual({ index: 0, code: '22012' });
+    expect(await preparedOn(client)).toContain('one_sync_fails');
+    expect(await preparedOn(client)).not.toContain('one_sync_after');
+    // Both are used again on the same client: the kept one is bound, the other parsed.
+    const again = await OneSync.run(
+      client,
+      [
+        { ...fails, values: [2] },
+        { ...after, values: [3] },
+      ],
+      types,
+    );
+    expect(results(again).map((r) => r.rows)).toEqual([[{ q: 0 }], [{ v: 3 }]]);
+    // A value refused when bound (invalid input for its type) leaves the name parsed and kept too.
+    const cast = { name: 'one_sync_cast', text: 'SELECT $1::uuid AS u', values: ['not-a-uuid'] };
+    expect(failure(await OneSync.run(client, [cast], types))).toEqual({ index: 0, code: '22P02' });
+    const uuid = '00000000-0000-4000-8000-000000000001';
+    expect(results(await OneSync.run(client, [{ ...cast, values: [uuid] }], types))[0]?.rows).toEqual([
+      { u: uuid },
+    ]);
+    // A Parse that fails keeps nothing: the name is parsed again by its next use.
+    const broken = { name: 'one_sync_broken', text: 'SELECT nosuch FROM notes', values: [] };
+    expect(failure(await OneSync.run(client, [broken], types))).toEqual({ index: 0, code: '42703' });
+    expect(await preparedOn(client)).not.toContain('one_sync_broken');
+    expect(failure(await OneSync.run(client, [broken], types))).toEqual({ index: 0, code: '42703' });
   });
 
   it('does not bind a name another query on the client is still parsing: it parses its text unnamed', async () => {
@@ -190,7 +207,7 @@ describe('OneSync [postgres]', () => {
     // Both are on the wire before either is answered; the first fails before its Parse of the name.
     const first = OneSync.run(client, [{ text: 'SELECT 1 / 0', values: [] }, probe], types);
     const second = OneSync.run(client, [{ ...probe, values: [2] }], types);
-    expect(failure(await first)).toEqual({ index: 0, code: '22012', unsettledNames: true });
+    expect(failure(await first)).toEqual({ index: 0, code: '22012' });
     expect(results(await second)[0]?.rows).toEqual([{ v: 3 }]);
     // The name was never kept: the next use parses it.
     expect(results(await OneSync.run(client, [{ ...probe, values: [5] }], types))[0]?.rows).toEqual([
@@ -212,7 +229,7 @@ describe('OneSync [postgres]', () => {
     const after = client.query('SELECT 4 AS v');
     expect((await before).rows).toEqual([{ v: 1 }]);
     expect(results(await middle).map((r) => r.rows)).toEqual([[{ v: 2 }], [{ v: 3 }]]);
-    expect(failure(await failing)).toEqual({ index: 0, code: '22012', unsettledNames: false });
+    expect(failure(await failing)).toEqual({ index: 0, code: '22012' });
     expect((await after).rows).toEqual([{ v: 4 }]);
   });
 

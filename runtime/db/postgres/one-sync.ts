@@ -5,6 +5,11 @@
 // statements and one ReadyForQuery instead of four of each. Transaction-local settings
 // (set_config(…, true)) last until that Sync.
 //
+// A named statement whose Parse completed (ParseComplete) is kept by PostgreSQL for the session
+// even when its Bind or Execute fails in the same Sync and the transaction rolls back; one whose
+// Parse failed or was skipped does not exist. The ParseComplete messages of its turn tell which,
+// so a failing statement never leaves a name of unknown state and its client stays in use.
+//
 // It is a pg Query whose submit and message handlers are its own: the client queues it like any
 // query and hands it the messages of its turn, one ReadyForQuery ending it. (pg's pipeline mode,
 // which the adapter uses, accepts only Query instances, since other submittables such as pg-cursor
@@ -31,22 +36,19 @@ interface Connection {
   describe(message: { type: 'P'; name: string }): void;
   execute(message: { portal: string }): void;
   sync(): void;
+  on(event: 'parseComplete', listener: () => void): void;
+  removeListener(event: 'parseComplete', listener: () => void): void;
+}
+
+/** The pg Client field this file reads: the query whose turn it is (pg's own bookkeeping). */
+interface ActiveQuery {
+  readonly _activeQuery?: unknown;
 }
 
 /** How the statements ended: every result, or the first error and the index of its statement. */
 export type OneSyncOutcome =
   | { readonly ok: true; readonly results: readonly pg.QueryResult[] }
-  | {
-      readonly ok: false;
-      readonly index: number;
-      readonly error: unknown;
-      /**
-       * A statement named and parsed in this Sync did not run, so whether PostgreSQL kept it is
-       * unknown (its Parse may have failed, or been skipped): pg would parse that name again and
-       * fail, so the client must not be reused.
-       */
-      readonly unsettledNames: boolean;
-    };
+  | { readonly ok: false; readonly index: number; readonly error: unknown };
 
 /** The statements of one Sync as one pg query: settles with their outcome, rejects only when the connection fails. */
 export class OneSync extends pg.Query {
@@ -59,11 +61,15 @@ export class OneSync extends pg.Query {
   readonly #results: Result[] = [];
   #current: Result | undefined;
   #failed = false;
+  readonly #client: ActiveQuery;
   #connection: Connection | undefined;
-  /** The named statements this Sync parses, with their index. */
-  #parsing: { readonly name: string; readonly text: string; readonly index: number }[] = [];
+  /** The statements this Sync parses, in order ('' for an unnamed one). */
+  #parsing: { readonly name: string; readonly text: string }[] = [];
+  /** How many of them PostgreSQL has parsed so far (its ParseComplete messages in this turn). */
+  #parsed = 0;
 
   private constructor(
+    client: pg.ClientBase,
     statements: readonly pg.QueryConfig[],
     rowless: number,
     types: pg.CustomTypesConfig,
@@ -73,6 +79,7 @@ export class OneSync extends pg.Query {
     // No name: pg's parse bookkeeping (by `activeQuery.name`) leaves these statements alone. A
     // string, not a config object: pg copies an object's property descriptors (about 2 µs).
     super('');
+    this.#client = client as unknown as ActiveQuery;
     this.#statements = statements;
     this.#rowless = rowless;
     this.#types = types;
@@ -94,7 +101,7 @@ export class OneSync extends pg.Query {
     rowless = 0,
   ): Promise<OneSyncOutcome> {
     return new Promise((resolve, reject) => {
-      void client.query(new OneSync(statements, rowless, types, resolve, reject));
+      void client.query(new OneSync(client, statements, rowless, types, resolve, reject));
     });
   }
 
@@ -102,16 +109,15 @@ export class OneSync extends pg.Query {
   override submit = (pgConnection: pg.Connection): void => {
     const connection = pgConnection as unknown as Connection;
     this.#connection = connection;
+    connection.on('parseComplete', this.#onParseComplete);
     connection.stream.cork?.();
     try {
       for (const [index, statement] of this.#statements.entries()) {
         const name = this.#nameFor(connection, statement);
         if (name === '' || connection.parsedStatements[name] === undefined) {
           connection.parse({ text: statement.text, name, types: [] });
-          if (name !== '') {
-            connection.submittedNamedStatements[name] = statement.text;
-            this.#parsing.push({ name, text: statement.text, index });
-          }
+          this.#parsing.push({ name, text: statement.text });
+          if (name !== '') connection.submittedNamedStatements[name] = statement.text;
         }
         connection.bind({
           portal: '',
@@ -176,31 +182,43 @@ export class OneSync extends pg.Query {
    */
   handleError(error: unknown): void {
     this.#failed = true;
+    this.#recordParsed();
     const index = this.#results.length;
-    const unsettledNames = this.#recordParsed(index);
     if ((error as { severity?: unknown } | null)?.severity === undefined) this.#fail(error);
-    else this.#settle({ ok: false, index, error, unsettledNames });
+    else this.#settle({ ok: false, index, error });
   }
 
   handleReadyForQuery(): void {
     if (this.#failed) return;
-    this.#recordParsed(this.#statements.length);
+    this.#recordParsed();
     this.#settle({ ok: true, results: this.#results as unknown as pg.QueryResult[] });
   }
 
-  /** Enters the names parsed by statements before `ran` as pg would; true if any later one was parsed. */
-  #recordParsed(ran: number): boolean {
+  /**
+   * A ParseComplete on this query's connection: this query's own while it is the client's active
+   * query (in pipeline mode earlier queries' answers arrive after this one was sent).
+   */
+  #onParseComplete = (): void => {
+    if (this.#client._activeQuery === this) this.#parsed += 1;
+  };
+
+  /**
+   * Enters the names PostgreSQL parsed in this Sync as pg would (it keeps them whatever happened
+   * after their Parse); a name whose Parse failed or was skipped is left unparsed, to be parsed
+   * again by its next use. Once a server error ended the turn no Parse follows; a failed
+   * connection takes its names with it.
+   */
+  #recordParsed(): void {
     const connection = this.#connection;
     // Names are parsed only once submitted: without a connection there are none.
-    if (connection === undefined) return false;
-    let unsettled = false;
-    for (const { name, text, index } of this.#parsing) {
+    if (connection === undefined) return;
+    connection.removeListener('parseComplete', this.#onParseComplete);
+    for (const [at, { name, text }] of this.#parsing.entries()) {
+      if (name === '') continue;
       delete connection.submittedNamedStatements[name];
-      if (index < ran) connection.parsedStatements[name] = text;
-      else unsettled = true;
+      if (at < this.#parsed) connection.parsedStatements[name] = text;
     }
     this.#parsing = [];
-    return unsettled;
   }
 
   handlePortalSuspended(): void {}

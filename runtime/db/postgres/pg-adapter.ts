@@ -160,6 +160,12 @@ const toResult = (r: pg.QueryResult): QueryResult => ({
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
+/** A failed connection, or a server error that ended the session (severity FATAL or PANIC). */
+const endsSession = (e: unknown): boolean => {
+  const severity = (e as { severity?: unknown } | null)?.severity;
+  return isConnectionFailure(e) || severity === 'FATAL' || severity === 'PANIC';
+};
+
 export interface Pipeline {
   /** Statements run first in the transaction, before the request's own, in the same round trip. */
   readonly opening: readonly RenderedSql[];
@@ -327,9 +333,9 @@ class PgAdapterImpl implements PgAdapter {
       if (result === undefined) throw internalError('the statement of a one-Sync request gave no result');
       return toResult(result);
     }
-    // A connection failure, or a statement name whose state on the server is unknown: the client
-    // is not reused.
-    if (isConnectionFailure(outcome.error) || outcome.unsettledNames) fail(outcome.error);
+    // A failed statement leaves its client usable (one-sync.ts knows which names PostgreSQL kept);
+    // a failed connection, or a session the server ended (FATAL, e.g. a terminated backend), does not.
+    if (endsSession(outcome.error)) fail(outcome.error);
     if (outcome.index < opening.length) throw openingError(pipeline, outcome.error);
     throw this.#statementError(pipeline, outcome.error, statement);
   }

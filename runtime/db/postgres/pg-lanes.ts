@@ -16,15 +16,15 @@
 // p99 of native reads was 1.2–1.5× that of the bound's (docs/performance.md).
 //
 // A lane is taken from the pool once and kept; the pool's other clients serve explicit
-// transactions. A lane whose connection failed, that holds a statement name of unknown state, or
-// that was prepared before a schema change is retired: it takes no new request and goes back to
-// the pool (destroyed) when its last request has settled.
+// transactions. A lane whose connection failed or that was prepared before a schema change is
+// retired: it takes no new request and goes back to the pool (destroyed) when its last request has
+// settled. A failing statement is no reason: one-sync.ts knows which names PostgreSQL kept.
 
 import type pg from 'pg';
 
 export interface Lane {
   readonly client: pg.PoolClient;
-  /** The lane takes no new request (its connection failed, or a name's state is unknown). */
+  /** The lane takes no new request (its connection failed, or the server ended its session). */
   readonly retire: () => void;
 }
 
@@ -84,7 +84,7 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
   let drained: (() => void) | undefined;
 
   // A lane's client is always destroyed when it goes back: it is retired because its connection
-  // failed, a statement name's state is unknown, it is stale, or the adapter closes.
+  // failed, it is stale, or the adapter closes.
   const release = (lane: LaneState): void => {
     lane.client.removeListener('error', lane.retire);
     lane.client.removeListener('end', lane.retire);
