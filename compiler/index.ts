@@ -25,6 +25,9 @@ export type { RelationContext, SchemaTypes } from './scope.js';
 export { findCycles, subqueryTablesOf } from './cycles.js';
 export type { CycleReport, PolicyCycle, SubqueryTable } from './cycles.js';
 
+export { findEscalations, innerWrites, mayAllowNonAdmin } from './escalations.js';
+export type { EscalationAction, EscalationWarning } from './escalations.js';
+
 export { evaluate } from './evaluate.js';
 export type { RowVerdict } from './evaluate.js';
 
