@@ -2,7 +2,7 @@
 // caret under the error column.
 
 import { formatPolicyError, PolicySyntaxError } from '../../compiler/index.js';
-import { addPolicy, policyWarnings } from '../../runtime/policies/policy-service.js';
+import { addPolicy, policyWarnings, storedEscalations } from '../../runtime/policies/policy-service.js';
 import type { CommandContext } from '../context.js';
 import { formatJson } from '../output/json.js';
 import { escapeCell } from '../output/text-cell.js';
@@ -41,7 +41,11 @@ export async function run(ctx: CommandContext, argv: AddArgs): Promise<void> {
     };
     try {
       const added = await addPolicy(adapter, schema, input);
-      return { row: added, warnings: policyWarnings(added, schema) };
+      const escalations = await storedEscalations(adapter, schema);
+      return {
+        row: added,
+        warnings: [...policyWarnings(added, schema), ...escalations.map((w) => w.message)],
+      };
     } catch (e) {
       // cli/main.ts prints the error itself (line:column, what was expected) as the last line.
       if (e instanceof PolicySyntaxError) ctx.io.stderr(caretLines(argv.expression, e));

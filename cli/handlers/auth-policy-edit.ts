@@ -3,7 +3,7 @@
 import { PolicySyntaxError } from '../../compiler/index.js';
 import { RestError } from '../../errors/rest-error.js';
 import { editPolicy, parsePolicyId, type PolicyChanges } from '../../runtime/policies/policy-admin.js';
-import { listPolicies, policyWarnings } from '../../runtime/policies/policy-service.js';
+import { listPolicies, policyWarnings, storedEscalations } from '../../runtime/policies/policy-service.js';
 import { formatJson } from '../output/json.js';
 import { escapeCell } from '../output/text-cell.js';
 import { caretLines } from './auth-policy-add.js';
@@ -45,7 +45,11 @@ export async function run(ctx: CommandContext, argv: EditArgs): Promise<void> {
     requireAuthTables(schema);
     try {
       const edited = await editPolicy(adapter, schema, id, changes);
-      return { row: edited, warnings: policyWarnings(edited, schema) };
+      const escalations = await storedEscalations(adapter, schema);
+      return {
+        row: edited,
+        warnings: [...policyWarnings(edited, schema), ...escalations.map((w) => w.message)],
+      };
     } catch (e) {
       // The caret points into the expression that was validated: the new one, or the stored one.
       if (e instanceof PolicySyntaxError) {

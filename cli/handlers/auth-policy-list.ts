@@ -17,8 +17,14 @@ const POLICY_COLUMNS: readonly TableColumn<ListedPolicy>[] = [
   { header: 'action', value: (p) => p.action },
   { header: 'expression', value: (p) => p.expression },
   { header: 'description', value: (p) => p.description },
-  { header: 'status', value: (p) => (p.error === null ? 'ok' : `BROKEN: ${p.error}`) },
+  { header: 'status', value: statusOf },
 ];
+
+/** `ok`, or why the row allows nothing, or the escalations it takes part in (docs/policy-language.md). */
+function statusOf(p: ListedPolicy): string {
+  if (p.error !== null) return `BROKEN: ${p.error}`;
+  return p.warnings.length === 0 ? 'ok' : `WARNING: ${p.warnings.join('; ')}`;
+}
 
 export async function run(ctx: CommandContext, argv: ListArgs): Promise<void> {
   const policies = await withDatabase(configOf(ctx, argv), async (adapter) => {

@@ -134,6 +134,13 @@ export function formatExplanation(e: PolicyExplanation): string {
     ...decisionDetails(e.decision),
   );
   for (const warning of e.warnings) lines.push(`  warning: ${escapeCell(warning)}`);
+  if (e.escalations.length > 0) {
+    lines.push(
+      '',
+      'Escalation warnings (non-admins can write rows a relation policy grants access through):',
+    );
+    for (const w of e.escalations) lines.push(`  warning: ${escapeCell(w.message)}`);
+  }
   if (e.row !== null) lines.push('', ...rowLines(e.row, e.native_rls));
   return `${lines.join('\n')}\n`;
 }

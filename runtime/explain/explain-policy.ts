@@ -30,7 +30,7 @@ import { checkFailed, denialStatus, policyDenied } from '../enforce/denials.js';
 import { createNativeAuthorizer } from '../enforce/native-authorizer.js';
 import { createPortableAuthorizer } from '../enforce/portable-authorizer.js';
 import { explainRow, type RowExplanation } from './explain-row.js';
-import { brokenPolicies } from '../policies/policy-service.js';
+import { brokenPolicies, escalationsAmong, type PolicyEscalation } from '../policies/policy-service.js';
 import { indexWarning, type IndexedColumns } from '../policies/relation-health.js';
 import { floorWarning } from '../enforce/auth-users-floor.js';
 import { tableDdl } from '../rls/rls-ddl.js';
@@ -139,6 +139,11 @@ export interface PolicyExplanation {
   readonly row: RowExplanation | null;
   /** What to keep in mind beyond the decision (the floor on auth_users, docs/authentication.md). */
   readonly warnings: readonly string[];
+  /**
+   * Escalations (docs/policy-language.md) that concern this request: a chosen row grants access
+   * through an inner table non-admins can write, or this request is such a write.
+   */
+  readonly escalations: readonly PolicyEscalation[];
 }
 
 export interface ExplainInput {
@@ -296,6 +301,12 @@ export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanat
       error: problem ?? null,
     };
   });
+  const chosen = new Set(policy.resolution.rows.map((r) => r.id));
+  const escalations = escalationsAmong(input.rows, input.schema, broken).filter(
+    (w) =>
+      chosen.has(w.relation_policy_id) ||
+      (w.table === input.table.name && w.action === input.action && chosen.has(w.policy_id)),
+  );
   const decision = await decide(set, policy, input);
   const floor =
     input.action === 'create' || input.action === 'update'
@@ -321,6 +332,7 @@ export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanat
         });
   return {
     warnings: floor === undefined ? [] : [floor],
+    escalations,
     database: input.adapter.kind,
     table: input.table.name,
     action: input.action,

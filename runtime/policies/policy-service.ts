@@ -4,6 +4,7 @@
 import { analyze } from '../../compiler/analyze.js';
 import type { ColumnTypes } from '../../compiler/types.js';
 import { findCycles } from '../../compiler/cycles.js';
+import { findEscalations, type EscalationAction } from '../../compiler/escalations.js';
 import { isPolicyAction, POLICY_ACTIONS, type PolicyAction, type PolicyRow } from '../../compiler/types.js';
 import { quoteValue } from '../../errors/quote-value.js';
 import { RestError } from '../../errors/rest-error.js';
@@ -376,10 +377,57 @@ export async function listPolicies(
   return Object.freeze(result.rows.map(policyRowOf));
 }
 
+/**
+ * An escalation (docs/policy-language.md) as the API and the CLI give it: non-admins can write
+ * rows of `table` (`action`, allowed by policy `policy_id`) through which policy
+ * `relation_policy_id` grants access.
+ */
+export interface PolicyEscalation {
+  readonly table: string;
+  readonly action: EscalationAction;
+  readonly policy_id: number;
+  readonly relation_policy_id: number;
+  readonly relation_table: string;
+  readonly message: string;
+}
+
+/** Every escalation among `rows` (broken rows allow nothing and grant nothing), against `schema`. */
+export function escalationsAmong(
+  rows: readonly PolicyRow[],
+  schema: SchemaSnapshot,
+  broken: ReadonlyMap<number, BrokenPolicy> = brokenPolicies(rows, schema),
+): readonly PolicyEscalation[] {
+  const warnings = findEscalations(rows, (row) =>
+    broken.has(row.id) ? undefined : parsePolicy(row.expression),
+  );
+  return Object.freeze(
+    warnings.map((w) =>
+      Object.freeze({
+        table: w.table,
+        action: w.action,
+        policy_id: w.policyId,
+        relation_policy_id: w.relationPolicyId,
+        relation_table: w.relationTable,
+        message: w.message,
+      }),
+    ),
+  );
+}
+
+/** Every escalation present among the stored rows, as `session` sees them. */
+export async function storedEscalations(
+  session: DbSession & Pick<DbAdapter, 'dialect'>,
+  schema: SchemaSnapshot,
+): Promise<readonly PolicyEscalation[]> {
+  return escalationsAmong(await listPolicies(session), schema);
+}
+
 /** A stored row as `auth policy list` shows it: broken rows carry the reason they allow nothing. */
 export interface ListedPolicy extends PolicyRow {
   readonly broken: boolean;
   readonly error: string | null;
+  /** The escalations this row takes part in, as the relation policy or as the one that lets non-admins write. */
+  readonly warnings: readonly string[];
 }
 
 /** Every policy row, by id, each marked when it is broken against `schema` (brokenPolicies). */
@@ -389,10 +437,19 @@ export async function listPoliciesChecked(
 ): Promise<readonly ListedPolicy[]> {
   const rows = await listPolicies(adapter);
   const broken = brokenPolicies(rows, schema);
+  const escalations = escalationsAmong(rows, schema, broken);
   return Object.freeze(
     rows.map((row) => {
       const problem = broken.get(row.id);
-      return Object.freeze({ ...row, broken: problem !== undefined, error: problem?.message ?? null });
+      const warnings = escalations
+        .filter((w) => w.policy_id === row.id || w.relation_policy_id === row.id)
+        .map((w) => w.message);
+      return Object.freeze({
+        ...row,
+        broken: problem !== undefined,
+        error: problem?.message ?? null,
+        warnings: Object.freeze(warnings),
+      });
     }),
   );
 }

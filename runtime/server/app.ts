@@ -20,6 +20,7 @@ import { oneLayer } from '../http/one-layer.js';
 import { openApiHandler } from '../http/openapi-handler.js';
 import { createOpenApiService } from '../openapi/openapi-service.js';
 import type { PolicySource } from '../enforce/authorizer.js';
+import { policyWriteWarnings } from '../http/policy-write-warnings.js';
 import { restHandler, type Authenticate, type SchemaLookup } from '../http/rest-handler.js';
 import type { Logger } from '../logger.js';
 import type { Authorizer } from '../enforce/authorizer.js';
@@ -85,6 +86,7 @@ export function createApp(deps: AppDeps): Express {
         openapi: createOpenApiService({ schema: deps.schema, policies: deps.policies }),
         authenticate: deps.authenticate,
       }),
+      policyWriteWarnings({ adapter: deps.adapter, schema: deps.schema, logger: deps.logger }),
       restHandler({
         adapter: deps.adapter,
         schema: deps.schema,

@@ -14,6 +14,9 @@ describe.each(ALL_KINDS)('%s', (kind) => {
   describe.skipIf(!isAvailable(kind))(suiteName('rest relation policies', kind), () => {
     let t: CliDatabase;
     let policies: number;
+    /** The ids of the `members all` row and the `tasks read` row. */
+    let adminWrites: number;
+    let team: number;
     beforeAll(async () => {
       t = await openCliDatabase(kind);
       await t.adapter.exec(
@@ -23,15 +26,26 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect((await t.rest(['auth', 'setup'])).code).toBe(0);
       // `policy explain --user 2` loads a stored user.
       expect((await t.rest(['auth', 'user', 'add', 'bob', 'password123', 'false'])).code).toBe(0);
-      for (const [table, expression] of [
-        ['members', 'user_id = auth_user.id'],
-        ['tasks', TEAM],
+      // The documented team pattern: users read their memberships, admins write them.
+      for (const [table, action, expression] of [
+        ['members', 'read', 'user_id = auth_user.id'],
+        ['members', 'all', 'auth_user.is_admin'],
+        ['tasks', 'read', TEAM],
       ] as const) {
-        const added = await t.rest(['auth', 'policy', 'add', table, 'read', expression, 'x']);
+        const added = await t.rest(['auth', 'policy', 'add', table, action, expression, 'x']);
         expect(added.stderr).toBe('');
         expect(added.code).toBe(0);
       }
       policies = await t.count('auth_policies');
+      const list = JSON.parse((await t.rest(['auth', 'policy', 'list', '--json'])).stdout) as Array<{
+        id: number;
+        table_name: string;
+        action: string;
+      }>;
+      const idOf = (table: string, action: string): number =>
+        list.find((p) => p.table_name === table && p.action === action)?.id ?? 0;
+      adminWrites = idOf('members', 'all');
+      team = idOf('tasks', 'read');
     });
     afterAll(async () => {
       await t?.close();
@@ -128,6 +142,87 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           "    warning: no index on 'team_id', 'user_id' of table 'members'",
       );
       expect(r.stdout).toMatch(/^Decision: filter \(.+ IN \(SELECT .+members.+\) \[2,2\]$/m);
+    });
+
+    it('auth policy edit, remove, list and policy explain warn when non-admins can write members', async () => {
+      const warning = (action: string, writer: number, writerTable: string): string =>
+        `policy ${team} (tasks) grants access through rows of 'members', and policy ${writer} (${writerTable}) lets non-admins ${action} rows of 'members': a user may grant themselves that access`;
+      const opened = await t.rest([
+        'auth',
+        'policy',
+        'edit',
+        String(adminWrites),
+        '--expression',
+        'user_id = auth_user.id',
+      ]);
+      expect(opened.code).toBe(0);
+      expect(opened.stderr).toBe(
+        `rest: warning: ${warning('create', adminWrites, 'members')}\n` +
+          `rest: warning: ${warning('update', adminWrites, 'members')}\n`,
+      );
+      expect(opened.stdout).toMatch(/^changed policy \d+: members all 'user_id = auth_user.id'\n$/);
+
+      const listed = await t.rest(['auth', 'policy', 'list']);
+      expect(listed.code).toBe(0);
+      const statusOf = (id: number): string | undefined =>
+        listed.stdout.split('\n').find((l) => l.trimStart().startsWith(`${id} `));
+      expect(statusOf(team)).toContain(`WARNING: ${warning('create', adminWrites, 'members')}`);
+      expect(statusOf(adminWrites)).toContain('WARNING: ');
+      const json = JSON.parse((await t.rest(['auth', 'policy', 'list', '--json'])).stdout) as Array<{
+        id: number;
+        warnings: string[];
+      }>;
+      expect(json.find((p) => p.id === team)?.warnings).toEqual([
+        warning('create', adminWrites, 'members'),
+        warning('update', adminWrites, 'members'),
+      ]);
+      expect(json.filter((p) => p.id !== team && p.id !== adminWrites).map((p) => p.warnings)).toEqual(
+        json.filter((p) => p.id !== team && p.id !== adminWrites).map(() => []),
+      );
+
+      const explained = await t.rest(['policy', 'explain', 'tasks', 'read', '--user', '2']);
+      expect(explained.code).toBe(0);
+      expect(explained.stdout).toContain(
+        'Escalation warnings (non-admins can write rows a relation policy grants access through):\n' +
+          `  warning: ${warning('create', adminWrites, 'members')}\n` +
+          `  warning: ${warning('update', adminWrites, 'members')}\n`,
+      );
+      const onWrite = await t.rest(['policy', 'explain', 'members', 'create', '--user', '2', '--json']);
+      expect((JSON.parse(onWrite.stdout) as { escalations: Array<{ action: string }> }).escalations).toEqual([
+        expect.objectContaining({ table: 'members', action: 'create', policy_id: adminWrites }),
+      ]);
+
+      const closed = await t.rest([
+        'auth',
+        'policy',
+        'edit',
+        String(adminWrites),
+        '--expression',
+        'auth_user.is_admin',
+      ]);
+      expect(closed.code).toBe(0);
+      expect(closed.stderr).toBe('');
+      expect((await t.rest(['policy', 'explain', 'tasks', 'read', '--user', '2'])).stdout).not.toContain(
+        'Escalation warnings',
+      );
+
+      // Removed, members' writes fall back to setup's `all / all / user_id = auth_user.id`.
+      const removed = await t.rest(['auth', 'policy', 'remove', String(adminWrites)]);
+      expect(removed.code).toBe(0);
+      const fallback = (
+        JSON.parse((await t.rest(['auth', 'policy', 'list', '--json'])).stdout) as Array<{
+          id: number;
+          table_name: string;
+        }>
+      ).find((p) => p.table_name === 'all')?.id;
+      expect(removed.stderr).toBe(
+        `rest: warning: ${warning('create', fallback ?? 0, 'every table')}\n` +
+          `rest: warning: ${warning('update', fallback ?? 0, 'every table')}\n`,
+      );
+      const added = await t.rest(['auth', 'policy', 'add', 'members', 'all', 'auth_user.is_admin', 'x']);
+      expect(added.code).toBe(0);
+      expect(added.stderr).toBe('');
+      adminWrites = Number(/^added policy (\d+):/.exec(added.stdout)?.[1]);
     });
 
     it('policy compile prints the RLS with the subquery, an uncorrelated IN as = ANY (ARRAY(…))', async () => {

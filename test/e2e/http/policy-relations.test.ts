@@ -11,6 +11,7 @@ import {
   expectStatus,
   forEachAuthDatabase,
   idsOf,
+  replacePolicies,
   resetRows,
   setPolicies,
   tableRows,
@@ -284,14 +285,29 @@ forEachAuthDatabase(
         action: 'all',
         expression: 'auth_user.is_admin',
       }));
+      const DOCUMENTED = [
+        ...OWN_ROWS,
+        ...ADMIN_WRITES,
+        { table_name: 'tasks', action: 'all', expression: TEAM },
+        { table_name: 'papers', action: 'all', expression: SHARED },
+        { table_name: 'articles', action: 'all', expression: EDITOR },
+      ];
+      let written: Reply | undefined;
       beforeEach(async () => {
-        await setPolicies(ctx(), [
-          ...OWN_ROWS,
-          ...ADMIN_WRITES,
-          { table_name: 'tasks', action: 'all', expression: TEAM },
-          { table_name: 'papers', action: 'all', expression: SHARED },
-          { table_name: 'articles', action: 'all', expression: EDITOR },
-        ]);
+        written = await replacePolicies(ctx(), DOCUMENTED);
+      });
+
+      it("written with setup's defaults in place, they answer no escalation warning", async () => {
+        const rows = written?.json as Array<{ id: number; warnings: unknown }>;
+        expect(rows).toHaveLength(DOCUMENTED.length);
+        expect(rows.map((r) => r.warnings)).toEqual(rows.map(() => []));
+        const { http, admin } = ctx();
+        const described = await http.patch(
+          `/auth_policies/${rows[0]?.id}`,
+          { description: 'mine' },
+          admin.auth,
+        );
+        expect(described.json).toEqual({ updated: 1, warnings: [] });
       });
 
       it('a user cannot grant themselves a team, a share or a role', async () => {
@@ -302,6 +318,11 @@ forEachAuthDatabase(
         expectStatus(await http.post('/shares', { paper_id: 2, user_id: alice.id }, alice.auth), 403);
         expectStatus(await http.post('/user_roles', { user_id: bob.id, role: 'editor' }, bob.auth), 403);
         expectStatus(await http.patch('/user_roles/2', { role: 'editor' }, bob.auth), 403);
+        // Without naming themselves either: setup's `user_id = auth_user.id` default would fill it.
+        expectStatus(await http.post('/user_roles', { role: 'editor' }, bob.auth), 403);
+        expectStatus(await http.post('/memberships', { team_id: 2 }, alice.auth), 403);
+        expectStatus(await http.post('/shares', { paper_id: 2 }, alice.auth), 403);
+        expect(idsOf(await http.get('/articles', bob.auth))).toEqual([]);
         expect(idsOf(await http.get('/tasks', alice.auth))).toEqual([1]);
         expect(idsOf(await http.get('/papers', alice.auth))).toEqual([1, 3]);
         expect(idsOf(await http.get('/articles', bob.auth))).toEqual([]);
@@ -317,6 +338,103 @@ forEachAuthDatabase(
         );
         expect(idsOf(await http.get('/tasks', alice.auth))).toEqual([1, 2]);
         expect(idsOf(await http.get('/articles', bob.auth))).toEqual([1, 2]);
+      });
+    });
+
+    describe('the same sets without the admin write rows: warned, and self-grantable', () => {
+      interface Warning {
+        readonly table: string;
+        readonly action: string;
+        readonly policy_id: number;
+        readonly relation_policy_id: number;
+        readonly relation_table: string;
+        readonly message: string;
+      }
+      const UNSAFE = [
+        ...OWN_ROWS,
+        { table_name: 'tasks', action: 'all', expression: TEAM },
+        { table_name: 'papers', action: 'all', expression: SHARED },
+        { table_name: 'articles', action: 'all', expression: EDITOR },
+      ];
+      /** [relation table, inner table, action, writing policy id] */
+      const summary = (warnings: readonly Warning[]): string[][] =>
+        warnings.map((w) => [w.relation_table, w.table, w.action, String(w.policy_id)]);
+      const DEFAULT_ALL = '3';
+      const EXPECTED = [
+        ['tasks', 'memberships', 'create', DEFAULT_ALL],
+        ['tasks', 'memberships', 'update', DEFAULT_ALL],
+        ['papers', 'shares', 'create', DEFAULT_ALL],
+        ['papers', 'shares', 'update', DEFAULT_ALL],
+        ['articles', 'user_roles', 'create', DEFAULT_ALL],
+        ['articles', 'user_roles', 'update', DEFAULT_ALL],
+      ];
+
+      it('POST answers the warnings on each row, naming inner table, action and the writing row', async () => {
+        const written = await replacePolicies(ctx(), UNSAFE);
+        const rows = written?.json as Array<{ id: number; table_name: string; warnings: Warning[] }>;
+        expect(rows).toHaveLength(UNSAFE.length);
+        for (const row of rows) expect(summary(row.warnings)).toEqual(EXPECTED);
+        const editor = rows.find((r) => r.table_name === 'articles');
+        expect(rows[0]?.warnings.find((w) => w.table === 'user_roles')).toEqual({
+          table: 'user_roles',
+          action: 'create',
+          policy_id: 3,
+          relation_policy_id: editor?.id,
+          relation_table: 'articles',
+          message: `policy ${editor?.id} (articles) grants access through rows of 'user_roles', and policy 3 (every table) lets non-admins create rows of 'user_roles': a user may grant themselves that access`,
+        });
+      });
+
+      it('the warning is real: a user grants themselves the role, and the admin rows close it', async () => {
+        const { http, bob, admin } = ctx();
+        await setPolicies(ctx(), UNSAFE);
+        const granted = await http.post('/user_roles', { role: 'editor' }, bob.auth);
+        expect(granted.status, granted.text).toBe(201);
+        expect(idsOf(await http.get('/articles', bob.auth))).toEqual([1, 2]);
+        await http.delete(`/user_roles?id=gt.2`, admin.auth);
+
+        // Closing them one table at a time: each write answers what is still open.
+        const closed = await http.post(
+          '/auth_policies',
+          [{ table_name: 'user_roles', action: 'all', expression: 'auth_user.is_admin', description: 'x' }],
+          admin.auth,
+        );
+        expect(closed.status, closed.text).toBe(201);
+        const [row] = closed.json as Array<{ id: number; warnings: Warning[] }>;
+        expect(summary(row?.warnings ?? [])).toEqual(EXPECTED.slice(0, 4));
+        expectStatus(await http.post('/user_roles', { role: 'editor' }, bob.auth), 403);
+
+        const reopened = await http.patch(
+          `/auth_policies/${row?.id}`,
+          { expression: 'user_id = auth_user.id' },
+          admin.auth,
+        );
+        expect(reopened.status, reopened.text).toBe(200);
+        const patched = reopened.json as { updated: number; warnings: Warning[] };
+        expect(patched.updated).toBe(1);
+        expect(summary(patched.warnings)).toEqual([
+          ...EXPECTED.slice(0, 4),
+          ['articles', 'user_roles', 'create', String(row?.id)],
+          ['articles', 'user_roles', 'update', String(row?.id)],
+        ]);
+
+        const removed = await http.delete(`/auth_policies/${row?.id}`, admin.auth);
+        expect(removed.status, removed.text).toBe(200);
+        const deleted = removed.json as { deleted: number; warnings: Warning[] };
+        expect(deleted.deleted).toBe(1);
+        expect(summary(deleted.warnings)).toEqual(EXPECTED);
+      });
+
+      it('a refused policy write answers its error, without warnings', async () => {
+        const { http, admin } = ctx();
+        await setPolicies(ctx(), UNSAFE);
+        const refused = await http.post(
+          '/auth_policies',
+          { table_name: 'nosuch', action: 'all', expression: '', description: 'x' },
+          admin.auth,
+        );
+        expectStatus(refused, 400, 'invalid_policy');
+        expect(Object.keys(refused.json as object)).toEqual(['error']);
       });
     });
 

@@ -198,24 +198,36 @@ export async function startAuthSuite(kind: DialectName, options: SuiteOptions = 
   return { kind, db, sql, server, config, http, secret, admin, alice, bob, mint };
 }
 
-/** Replaces every policy except the three defaults (ids 1–3) through the API, as the admin. */
-export async function setPolicies(
+/**
+ * Replaces every policy except the three defaults (ids 1–3) through the API, as the admin; returns
+ * the answer of the POST (undefined when there was nothing to add).
+ */
+export async function replacePolicies(
   ctx: PolicyContext,
   policies: ReadonlyArray<{
     readonly table_name: string;
     readonly action: string;
     readonly expression: string;
   }>,
-): Promise<void> {
+): Promise<Reply | undefined> {
   const cleared = await ctx.http.delete('/auth_policies?id=gt.3', ctx.admin.auth);
   expect(cleared.status, cleared.text).toBe(200);
-  if (policies.length === 0) return;
+  if (policies.length === 0) return undefined;
   const added = await ctx.http.post(
     '/auth_policies',
     policies.map((p) => ({ ...p, description: `test policy on ${p.table_name}` })),
     ctx.admin.auth,
   );
   expect(added.status, added.text).toBe(201);
+  return added;
+}
+
+/** Replaces every policy except the three defaults (ids 1–3) through the API, as the admin. */
+export async function setPolicies(
+  ctx: PolicyContext,
+  policies: Parameters<typeof replacePolicies>[1],
+): Promise<void> {
+  await replacePolicies(ctx, policies);
 }
 
 /** Rows of a table straight from the database, ordered by id, with numbers and booleans normalised. */
