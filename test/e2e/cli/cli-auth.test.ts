@@ -147,6 +147,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           description: 'users operations are limited to admin user',
           broken: false,
           error: null,
+          warnings: [],
         },
         {
           id: 2,
@@ -156,6 +157,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           description: 'policies operations are limited to admin user',
           broken: false,
           error: null,
+          warnings: [],
         },
         {
           id: 3,
@@ -165,6 +167,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           description: 'all tables/actions are limited to be filtered by user_id',
           broken: false,
           error: null,
+          warnings: [],
         },
       ]);
     });

@@ -188,7 +188,7 @@ forEachAuthDatabase('policy patterns', (ctx) => {
     it('no row at any level → deny (401 anonymous, 403 logged in)', async () => {
       await setPolicies(ctx(), [{ table_name: 'notes', action: 'read', expression: '' }]);
       const cleared = await ctx().http.delete('/auth_policies?id=eq.3', ctx().admin.auth);
-      expect(cleared.json).toEqual({ deleted: 1 });
+      expect(cleared.json).toEqual({ deleted: 1, warnings: [] });
       try {
         expectStatus(await ctx().http.get('/docs'), 401);
         expectError(await ctx().http.get('/docs', ctx().alice.auth), 403, 'forbidden');

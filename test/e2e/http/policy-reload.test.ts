@@ -37,7 +37,7 @@ forEachAuthDatabase('policy reload', (ctx, kind) => {
     await setPolicies(ctx(), [{ table_name: 'notes', action: 'read', expression: '' }]);
     expect(idsOf(await http.get('/notes', alice.auth))).toEqual([1]);
     const removed = await http.delete('/auth_policies?table_name=eq.notes', ctx().admin.auth);
-    expect(removed.json).toEqual({ deleted: 1 });
+    expect(removed.json).toEqual({ deleted: 1, warnings: [] });
     expect(idsOf(await http.get('/notes', alice.auth))).toEqual([]);
   });
 
