@@ -262,7 +262,13 @@ export const ERROR_CODES = {
   },
   schema_changed: {
     category: 'unavailable',
-    meaning: 'the table changed while the request was prepared; send it again',
+    meaning:
+      'a table or column changed while the request was served (renamed, dropped, retyped); send it again',
+  },
+  transaction_conflict: {
+    category: 'unavailable',
+    meaning:
+      'the database ended the request in a conflict with another transaction (deadlock, serialization failure, lock wait timeout); send it again',
   },
   listen_failed: { category: 'unavailable', meaning: 'the server cannot listen on its address' },
   upgrade_failed: {

@@ -18,11 +18,14 @@ export type DbErrorKind =
   | 'unique'
   | 'not_null'
   | 'invalid_value'
+  | 'too_large'
   | 'foreign_key'
   | 'check'
   | 'forbidden'
   | 'timeout'
   | 'unavailable'
+  | 'schema_changed'
+  | 'transaction_conflict'
   | 'internal';
 
 /** A driver's error as its classifier reads it: its own fields (see fieldsOf). */
@@ -103,6 +106,10 @@ const build: Readonly<Record<DbErrorKind, (column: string | undefined, cause: un
     new RestError('invalid_value', "A value does not fit its column's type or range.", {
       cause,
     }),
+  too_large: (_column, cause) =>
+    new RestError('invalid_value', 'A value is too large for the database to store or index.', {
+      cause,
+    }),
   foreign_key: (_column, cause) =>
     new RestError(
       'foreign_key_violation',
@@ -125,6 +132,18 @@ const build: Readonly<Record<DbErrorKind, (column: string | undefined, cause: un
     ),
   unavailable: (_column, cause) =>
     new RestError('database_unavailable', 'The database is unavailable.', { cause }),
+  schema_changed: (_column, cause) =>
+    new RestError(
+      'schema_changed',
+      'A table or column changed while the request was served; send the request again.',
+      { cause },
+    ),
+  transaction_conflict: (_column, cause) =>
+    new RestError(
+      'transaction_conflict',
+      'The database ended the request in a conflict with another transaction; send the request again.',
+      { cause },
+    ),
   internal: (_column, cause) => new RestError('internal', 'Internal error.', { cause }),
 };
 

@@ -17,6 +17,11 @@ export interface SchemaCache {
   refresh(): Promise<SchemaSnapshot>;
   /** A table by name; an unknown name triggers at most one refresh per interval before `undefined`. */
   table(name: string): Promise<TableInfo | undefined>;
+  /**
+   * A statement met a schema other than the snapshot's (a column or table renamed while serving):
+   * the next get() checks the schema version, whatever the interval says.
+   */
+  invalidate(): void;
 }
 
 type Adapter = Pick<DbAdapter, 'introspect' | 'schemaVersion'>;
@@ -68,5 +73,9 @@ export function createSchemaCache(adapter: Adapter, options: SchemaCacheOptions 
     return (await refresh()).tables.get(name);
   };
 
-  return { get, refresh, table };
+  const invalidate = (): void => {
+    lastCheck = lastRefresh = -Infinity;
+  };
+
+  return { get, refresh, table, invalidate };
 }

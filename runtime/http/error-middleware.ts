@@ -12,8 +12,15 @@ import { sendJson } from './send-json.js';
 /** Seconds a client is asked to wait before it sends a request that met a 503 again. */
 const RETRY_AFTER_SECONDS = '1';
 
-export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+export interface ErrorHooks {
+  /** A statement met another schema than the one it was planned for (`schema_changed`). */
+  readonly schemaChanged?: () => void;
+}
+
+export function errorMiddleware(logger: Logger, hooks: ErrorHooks = {}): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
+    // Whoever answers, the next request is planned against the schema as it is now.
+    if (isRestError(err) && err.code === 'schema_changed') hooks.schemaChanged?.();
     const requestId = requestIdFrom(res);
     const entry = { requestId, method: req.method, path: req.path };
     if (res.headersSent) {

@@ -24,6 +24,8 @@ export interface SchemaLookup {
   table(name: string): Promise<TableInfo | undefined>;
   /** The current snapshot (policies with subqueries read its other tables). */
   get(): Promise<SchemaSnapshot>;
+  /** A statement met another schema than the snapshot's: look again before the next request. */
+  invalidate(): void;
 }
 
 export type Authenticate = (req: Request) => AuthUser | Promise<AuthUser>;

@@ -101,6 +101,6 @@ export function createApp(deps: AppDeps): Express {
       }),
     ]),
   );
-  app.use(errorMiddleware(deps.logger));
+  app.use(errorMiddleware(deps.logger, { schemaChanged: () => deps.schema.invalidate() }));
   return app;
 }

@@ -42,6 +42,11 @@ export interface StartOptions {
   readonly sessionClock?: SessionClock;
   /** The password hasher (wire-auth.ts); default createPasswordHasher's, bcrypt cost 10. */
   readonly hasher?: PasswordHasher;
+  /**
+   * Least time between two checks of the schema version (db/schema-cache.ts); default 1 s. A
+   * statement that meets a changed schema makes the next request check at once, whatever this is.
+   */
+  readonly schemaCheckIntervalMs?: number;
 }
 
 function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
@@ -90,7 +95,10 @@ export async function startServer(config: Config, options: StartOptions): Promis
     logger,
     statementTimeoutMs: config.db.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
   });
-  const schema = createSchemaCache(adapter);
+  const schema = createSchemaCache(
+    adapter,
+    options.schemaCheckIntervalMs === undefined ? {} : { checkIntervalMs: options.schemaCheckIntervalMs },
+  );
   let http: DrainingServer;
   let info: AddressInfo;
   let auth: AuthWiring | undefined;

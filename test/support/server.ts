@@ -53,7 +53,7 @@ export interface TestServer {
  */
 export const TEST_HASHER: PasswordHasher = bcryptHasher(4);
 
-export interface TestServerOptions extends Pick<StartOptions, 'sessionClock'> {
+export interface TestServerOptions extends Pick<StartOptions, 'sessionClock' | 'schemaCheckIntervalMs'> {
   /** Default TEST_HASHER; 'production': the server's own (createPasswordHasher, cost 10). */
   readonly hasher?: PasswordHasher | 'production';
 }

@@ -27,6 +27,10 @@ const ERRNOS: ReadonlyMap<number, DbErrorKind> = new Map<number, DbErrorKind>([
   [3140, 'invalid_value'], // ER_INVALID_JSON_TEXT (MySQL)
   [1451, 'foreign_key'], // ER_ROW_IS_REFERENCED_2
   [1452, 'foreign_key'], // ER_NO_REFERENCED_ROW_2
+  [1054, 'schema_changed'], // ER_BAD_FIELD_ERROR: a column renamed or dropped while serving
+  [1146, 'schema_changed'], // ER_NO_SUCH_TABLE: a table renamed or dropped while serving
+  [1213, 'transaction_conflict'], // ER_LOCK_DEADLOCK
+  [1205, 'transaction_conflict'], // ER_LOCK_WAIT_TIMEOUT
   [1969, 'timeout'], // ER_STATEMENT_TIMEOUT (MariaDB max_statement_time)
   [3024, 'timeout'], // ER_QUERY_TIMEOUT (MySQL max_execution_time)
   [4025, 'check'], // ER_CONSTRAINT_FAILED (MariaDB)

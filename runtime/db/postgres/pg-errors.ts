@@ -28,6 +28,18 @@ function kindOf(sqlState: string): DbErrorKind {
       return 'forbidden';
     case '57014': // query_canceled: statement_timeout ran out
       return 'timeout';
+    // A statement written for the schema as it was: a column or table renamed or dropped since.
+    case '42703': // undefined_column
+    case '42P01': // undefined_table
+      return 'schema_changed';
+    case '40001': // serialization_failure
+    case '40P01': // deadlock_detected
+    case '55P03': // lock_not_available (lock_timeout)
+      return 'transaction_conflict';
+    // program_limit_exceeded: a value over a limit of the server, e.g. a key longer than a btree
+    // index takes ("index row size … exceeds maximum").
+    case '54000':
+      return 'too_large';
     // 08P01 (protocol violation) is a bug of ours, e.g. a wrong parameter count: not an outage.
     case '08P01':
       return 'internal';

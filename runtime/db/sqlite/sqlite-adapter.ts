@@ -19,8 +19,8 @@ import {
   localTimestamp,
   utcTimestamp,
 } from '../db-values.js';
-import { adapterClosed, connectionFailure, openFailure } from '../map-db-error.js';
-import { mapSqliteError, sqliteErrors } from './sqlite-errors.js';
+import { adapterClosed, connectionFailure, openFailure, sqlStateOf } from '../map-db-error.js';
+import { mapSqliteError, schemaMoved, SQLITE_ERROR, sqliteErrors } from './sqlite-errors.js';
 
 /** How a declared column type is compared (ColumnType) and how its values are read back. */
 type ReadAs = 'boolean' | 'json' | 'timestamp' | 'decimal' | 'plain';
@@ -131,6 +131,8 @@ class SqliteAdapter implements DbAdapter {
   readonly #db: Database.Database;
   readonly #lock = new Mutex();
   readonly #statements = new Map<string, Database.Statement>();
+  /** PRAGMA schema_version at the last introspection: the schema requests are planned against. */
+  #introspectedVersion: unknown;
   #closed = false;
 
   constructor(db: Database.Database) {
@@ -150,8 +152,26 @@ class SqliteAdapter implements DbAdapter {
     return stmt;
   }
 
-  /** Runs one statement synchronously and converts its rows; throws the driver's error. */
+  /**
+   * Runs one statement synchronously and converts its rows; throws the driver's error, or
+   * schema_changed for a statement that SQLite could not compile (SQLITE_ERROR: "no such column",
+   * "no such table") on a schema other than the one last introspected.
+   */
   #execute(sql: RenderedSql): QueryResult {
+    try {
+      return this.#executeNow(sql);
+    } catch (e) {
+      if (sqlStateOf(e) === SQLITE_ERROR && this.#schemaMoved()) throw mapSqliteError(schemaMoved(e));
+      throw e;
+    }
+  }
+
+  #schemaMoved(): boolean {
+    if (this.#introspectedVersion === undefined || !this.#db.open) return false;
+    return this.#db.pragma('schema_version', { simple: true }) !== this.#introspectedVersion;
+  }
+
+  #executeNow(sql: RenderedSql): QueryResult {
     const stmt = this.#prepare(sql.text);
     const values = sql.values.map(bindSqlite);
     if (!stmt.reader) {
@@ -257,7 +277,11 @@ class SqliteAdapter implements DbAdapter {
   }
 
   async introspect(): Promise<SchemaSnapshot> {
-    const { rows } = await this.query({ text: INTROSPECT, values: [] });
+    const { rows, version } = await this.#outsideTransaction(() => ({
+      rows: this.#executeNow({ text: INTROSPECT, values: [] }).rows,
+      version: this.#db.pragma('schema_version', { simple: true }),
+    }));
+    this.#introspectedVersion = version;
     const columns: IntrospectedColumn[] = [];
     const keyParts: { readonly table: string; readonly column: string; readonly position: number }[] = [];
     const keyCount = new Map<string, number>();

@@ -4,8 +4,21 @@
 import type { RestError } from '../../../errors/rest-error.js';
 import { mapDriverError, stringField, type DbErrorKind, type DriverErrors } from '../map-db-error.js';
 
+/** SQLite's generic result code: among others, a statement naming a column or table that is not there. */
+export const SQLITE_ERROR = 'SQLITE_ERROR';
+/** The adapter's code for SQLITE_ERROR on a schema that changed since it was introspected. */
+const SCHEMA_MOVED = 'REST_SQLITE_SCHEMA_MOVED';
+
+/** `e` (SQLITE_ERROR) met a schema other than the one introspected: it maps to schema_changed. */
+export const schemaMoved = (e: unknown): Error =>
+  Object.assign(new Error('the schema changed since it was introspected', { cause: e }), {
+    code: SCHEMA_MOVED,
+  });
+
 function kindOf(code: string): DbErrorKind {
   switch (code) {
+    case SCHEMA_MOVED:
+      return 'schema_changed';
     case 'SQLITE_CONSTRAINT_UNIQUE':
     case 'SQLITE_CONSTRAINT_PRIMARYKEY':
     case 'SQLITE_CONSTRAINT_ROWID':
@@ -42,7 +55,7 @@ const CONNECT_REASONS: Readonly<Record<string, string>> = {
 export const sqliteErrors: DriverErrors = {
   kind: (f) => {
     const code = stringField(f, 'code');
-    return code?.startsWith('SQLITE_') === true ? kindOf(code) : 'internal';
+    return code?.startsWith('SQLITE_') === true || code === SCHEMA_MOVED ? kindOf(code) : 'internal';
   },
   // The column is only in the message, read for `details` (the kind never looks at text).
   notNullColumn: (f) =>

@@ -82,4 +82,18 @@ describe('createSchemaCache on a SQLite database', () => {
     expect((await c.refresh()).tables.has('second')).toBe(true);
     expect(calls.introspect).toBe(2);
   });
+
+  it('invalidate(): the next get() checks the version whatever the interval, and introspects if it moved', async () => {
+    const c = cache();
+    const s1 = await c.get();
+    await adapter.exec('ALTER TABLE first RENAME COLUMN id TO key');
+    expect(await c.get()).toBe(s1);
+    c.invalidate();
+    expect((await c.get()).tables.get('first')?.columns.map((col) => col.name)).toStrictEqual(['key']);
+    // the check, then the version that goes with the new snapshot
+    expect(calls).toStrictEqual({ schemaVersion: 3, introspect: 2 });
+    c.invalidate();
+    await c.get();
+    expect(calls).toStrictEqual({ schemaVersion: 4, introspect: 2 });
+  });
 });

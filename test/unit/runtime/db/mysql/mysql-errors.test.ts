@@ -29,7 +29,27 @@ describe('mapMysqlError', () => {
     ],
     ['a lost connection', withCode('PROTOCOL_CONNECTION_LOST'), 'database_unavailable'],
     ['a closed pool', withCode('POOL_CLOSED'), 'database_unavailable'],
-    ['a mysql2 error with an unknown errno', withCode('ER_X', { errno: 1146, sqlMessage: 'x' }), 'internal'],
+    ['a mysql2 error with an unknown errno', withCode('ER_X', { errno: 1149, sqlMessage: 'x' }), 'internal'],
+    [
+      '1054 (a column renamed while serving)',
+      withCode('ER_BAD_FIELD_ERROR', { errno: 1054, sqlMessage: 'x' }),
+      'schema_changed',
+    ],
+    [
+      '1146 (a table renamed while serving)',
+      withCode('ER_NO_SUCH_TABLE', { errno: 1146, sqlMessage: 'x' }),
+      'schema_changed',
+    ],
+    [
+      '1213 (deadlock)',
+      withCode('ER_LOCK_DEADLOCK', { errno: 1213, sqlMessage: 'x' }),
+      'transaction_conflict',
+    ],
+    [
+      '1205 (lock wait timeout)',
+      withCode('ER_LOCK_WAIT_TIMEOUT', { errno: 1205, sqlMessage: 'x' }),
+      'transaction_conflict',
+    ],
     ['ECONNREFUSED', withCode('ECONNREFUSED', { errno: -111 }), 'database_unavailable'],
   ])('maps %s', (_name, error, code) => {
     const mapped = mapMysqlError(error);

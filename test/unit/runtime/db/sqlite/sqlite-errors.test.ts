@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeConnectionFailure } from '../../../../../runtime/db/map-db-error.js';
-import { mapSqliteError, sqliteErrors } from '../../../../../runtime/db/sqlite/sqlite-errors.js';
+import { mapSqliteError, schemaMoved, sqliteErrors } from '../../../../../runtime/db/sqlite/sqlite-errors.js';
 
 const withCode = (code: string, extra: Record<string, unknown> = {}): Error =>
   Object.assign(new Error('driver text that must not leak'), { code, ...extra });
@@ -16,6 +16,12 @@ describe('mapSqliteError', () => {
     const mapped = mapSqliteError(error);
     expect(mapped.code).toBe(code);
     expect(mapped.cause).toBe(error);
+    expect(mapped.message).not.toContain('driver text');
+  });
+
+  it('SQLITE_ERROR on a schema that moved since it was introspected is 503 schema_changed', () => {
+    const mapped = mapSqliteError(schemaMoved(withCode('SQLITE_ERROR')));
+    expect([mapped.status, mapped.code]).toEqual([503, 'schema_changed']);
     expect(mapped.message).not.toContain('driver text');
   });
 
