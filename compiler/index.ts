@@ -25,6 +25,26 @@ export type { RelationContext, SchemaTypes } from './scope.js';
 export { findCycles, subqueryTablesOf } from './cycles.js';
 export type { CycleReport, PolicyCycle, SubqueryTable } from './cycles.js';
 
+export { parseColumnRule, ALL_COLUMNS, MAX_COLUMN_RULE_LENGTH } from '../grammar/column-rule.js';
+export type { ColumnName, ColumnRule } from '../grammar/column-rule.js';
+export { printColumnName, printColumnRule } from '../grammar/print-column-rule.js';
+export {
+  grantsColumn,
+  readableColumns,
+  unknownColumnsOf,
+  validateColumnRule,
+  writableColumns,
+} from './columns.js';
+export type {
+  ColumnAccess,
+  ColumnAccessInput,
+  ColumnGrant,
+  ReadAccess,
+  RowCondition,
+  UnknownColumn,
+  WriteAccess,
+} from './columns.js';
+
 export { findEscalations, innerWrites, mayAllowNonAdmin } from './escalations.js';
 export type { EscalationAction, EscalationWarning } from './escalations.js';
 
