@@ -8,7 +8,7 @@ import { configError } from './cli/config/parse-values.js';
 import { createLogger, type Logger } from './runtime/logger.js';
 import { startServer as startOnConfig, type ServerHandle } from './runtime/server/server.js';
 
-/** `addr`, `db: {url, rls, statement_timeout}`, `auth: {enabled, secret, token_ttl, refresh_ttl}`, `http`, `cors`. */
+/** `addr`, `db: {url, rls, statement_timeout, pooler, listen_url}`, `auth: {enabled, secret, token_ttl, refresh_ttl}`, `http`, `cors`. */
 export type ServerSettings = FileConfig;
 
 export interface ServerOptions {

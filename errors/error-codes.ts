@@ -285,6 +285,17 @@ export const ERROR_CODES = {
   },
   rls_role_bypasses: { category: 'unavailable', meaning: 'the request role would bypass row-level security' },
 
+  pooler_needs_listen_url: {
+    category: 'usage',
+    meaning: 'setting up the auth tables through a transaction pooler needs `-db.listen_url`',
+  },
+  // at start-up a usage error (exit 1), while serving 503
+  transaction_pooler: {
+    category: ['usage', 'unavailable'],
+    meaning:
+      'PostgreSQL is reached through a transaction pooler but `-db.pooler transaction` was not given',
+  },
+
   // the worker's own category: `rest serve` relays its exit code
   worker_failed: {
     category: ['usage', 'invalid_input', 'unavailable'],

@@ -26,6 +26,17 @@ export interface Config {
      * limit. Absent (a hand-built config): DEFAULT_STATEMENT_TIMEOUT_MS. SQLite cannot enforce it.
      */
     readonly statementTimeoutMs?: number;
+    /**
+     * `-db.pooler transaction`: `url` reaches PostgreSQL through a transaction-mode pooler (PgBouncer,
+     * Supavisor, RDS Proxy): no named prepared statements, no session state, every setting inside
+     * its request's transaction. Absent: a direct connection (or a session-mode pooler).
+     */
+    readonly pooler?: 'transaction';
+    /**
+     * `-db.listen_url`: a direct connection (not through a transaction pooler) for what needs a
+     * session of its own: LISTEN and the migrations of `rest auth setup`.
+     */
+    readonly listenUrl?: string;
   };
   /** `-workers`: server processes sharing the listen address (node:cluster); absent: 1. */
   readonly workers?: number;
@@ -50,6 +61,13 @@ export interface Config {
     readonly maxRows: number;
   };
 }
+
+/**
+ * The URL of a session of its own (LISTEN, migrations): `-db.listen_url`, else `-db.url` unless
+ * that goes through a transaction pooler (undefined: changes are polled, migrations refused).
+ */
+export const sessionUrlOf = (db: Config['db']): string | undefined =>
+  db.listenUrl ?? (db.pooler === 'transaction' ? undefined : db.url);
 
 export const DEFAULT_DB_URL = 'sqlite://./rest.db';
 export const DEFAULT_ADDR = ':3000';

@@ -12,6 +12,8 @@ export interface FileConfig {
     readonly url?: string;
     readonly rls?: string | boolean;
     readonly statement_timeout?: string | number;
+    readonly pooler?: string;
+    readonly listen_url?: string;
   };
   readonly auth?: {
     readonly enabled?: string | boolean;
@@ -31,7 +33,13 @@ interface Shape {
 const SHAPE: Shape = {
   addr: 'string',
   workers: 'string|number',
-  db: { url: 'string', rls: 'string|boolean', statement_timeout: 'string|number' },
+  db: {
+    url: 'string',
+    rls: 'string|boolean',
+    statement_timeout: 'string|number',
+    pooler: 'string',
+    listen_url: 'string',
+  },
   auth: {
     enabled: 'string|boolean',
     secret: 'string',

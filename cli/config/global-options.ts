@@ -41,6 +41,16 @@ export const GLOBAL_OPTIONS = {
     describe:
       'longest a statement may run before it is cancelled (503 query_timeout), e.g. 10s, 500ms; 0 = no limit; not enforced on SQLite [env REST_DB_STATEMENT_TIMEOUT] (default 10s)',
   },
+  'db.pooler': {
+    type: 'string',
+    describe:
+      'transaction: -db.url goes through a transaction-mode pooler (PgBouncer, Supavisor, RDS Proxy); none: a direct connection [env REST_DB_POOLER] (default none)',
+  },
+  'db.listen_url': {
+    type: 'string',
+    describe:
+      'a direct PostgreSQL URL for LISTEN and migrations when -db.url goes through a pooler; without it changes are polled [env REST_DB_LISTEN_URL]',
+  },
   'http.max_rows': {
     type: 'string',
     describe: 'most rows in one POST array (413 too_many_rows) [env REST_HTTP_MAX_ROWS] (default 1000)',
@@ -58,7 +68,7 @@ export const GLOBAL_OPTIONS = {
   config: {
     type: 'string',
     describe:
-      'YAML config file with addr, workers, db: {url, rls, statement_timeout}, auth: {enabled, secret, token_ttl, refresh_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
+      'YAML config file with addr, workers, db: {url, rls, statement_timeout, pooler, listen_url}, auth: {enabled, secret, token_ttl, refresh_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
   },
 } as const satisfies Readonly<Record<string, Options>>;
 
@@ -72,6 +82,8 @@ export interface GlobalArgs {
   readonly 'auth.refresh_ttl'?: string | undefined;
   readonly 'db.rls'?: string | undefined;
   readonly 'db.statement_timeout'?: string | undefined;
+  readonly 'db.pooler'?: string | undefined;
+  readonly 'db.listen_url'?: string | undefined;
   readonly 'http.max_rows'?: string | undefined;
   readonly 'http.trust_proxy'?: string | undefined;
   readonly workers?: string | undefined;

@@ -43,6 +43,8 @@ export const ENV = {
   refreshTtl: 'REST_AUTH_REFRESH_TTL',
   rls: 'REST_DB_RLS',
   statementTimeout: 'REST_DB_STATEMENT_TIMEOUT',
+  pooler: 'REST_DB_POOLER',
+  listenUrl: 'REST_DB_LISTEN_URL',
   maxRows: 'REST_HTTP_MAX_ROWS',
   trustProxy: 'REST_HTTP_TRUST_PROXY',
   workers: 'REST_WORKERS',
@@ -128,6 +130,32 @@ function parseWorkers(value: string | number): number {
   return n;
 }
 
+/** `-db.pooler` and `-db.listen_url`, for PostgreSQL only. */
+function poolerSettings(
+  flags: GlobalArgs,
+  env: Env,
+  file: FileConfig,
+  kind: string,
+): Pick<Config['db'], 'pooler' | 'listenUrl'> {
+  const pooler = pick(flags['db.pooler'], env[ENV.pooler], file.db?.pooler);
+  const listenUrl = pick(flags['db.listen_url'], env[ENV.listenUrl], file.db?.listen_url);
+  if (pooler !== undefined && pooler !== 'transaction' && pooler !== 'none') {
+    throw configError(`db.pooler '${pooler}' is not transaction or none`);
+  }
+  if (kind !== 'postgres' && (pooler === 'transaction' || listenUrl !== undefined)) {
+    throw configError(
+      `db.pooler and db.listen_url are for PostgreSQL; the ${kind} database is always reached directly`,
+    );
+  }
+  if (listenUrl !== undefined && parseDbUrl(listenUrl).kind !== 'postgres') {
+    throw configError('db.listen_url must be a postgres:// URL');
+  }
+  return {
+    ...(pooler === 'transaction' ? { pooler } : {}),
+    ...(listenUrl === undefined ? {} : { listenUrl: pgDriverUrl(listenUrl) }),
+  };
+}
+
 export function loadConfig(sources: ConfigSources): Config {
   const { flags, env } = sources;
   const configPath = pick(flags.config, env[ENV.config]);
@@ -165,6 +193,7 @@ export function loadConfig(sources: ConfigSources): Config {
         statementTimeout === undefined
           ? DEFAULT_STATEMENT_TIMEOUT_MS
           : parseTimeout(statementTimeout, 'db.statement_timeout'),
+      ...poolerSettings(flags, env, file, kind),
     },
     auth: authSettings(flags, env, file, configPath ?? ''),
     cors: { enabled: file.cors?.enabled ?? false, origins: file.cors?.origins ?? [] },

@@ -24,7 +24,10 @@ export const configOf = (ctx: CommandContext, flags: GlobalArgs): Config =>
 
 /** Runs `fn` with an adapter for `config.db.url`, closing it whatever happens. */
 export async function withDatabase<T>(config: Config, fn: (adapter: DbAdapter) => Promise<T>): Promise<T> {
-  const adapter = await createAdapter(config.db.url);
+  const adapter = await createAdapter(
+    config.db.url,
+    config.db.pooler === undefined ? {} : { pooler: config.db.pooler },
+  );
   try {
     return await fn(adapter);
   } finally {
@@ -53,8 +56,8 @@ export async function withAuthDatabase<T>(
     requireAuthTables(schema);
     if (!schema.tables.has(SESSIONS_TABLE) || !schema.tables.has(LOGIN_THROTTLE_TABLE)) {
       // Loaded only here: setup brings bcrypt, which the commands that only read do not need.
-      const { upgradeAuthTables } = await import('../../runtime/auth/setup.js');
-      await upgradeAuthTables(adapter, { dbUrl: config.db.url });
+      const { migrationUrlOf, upgradeAuthTables } = await import('../../runtime/auth/setup.js');
+      await upgradeAuthTables(adapter, { dbUrl: migrationUrlOf(config) });
     }
     return fn(adapter);
   });

@@ -4,6 +4,7 @@
 
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
 import { RestError, assertNever, isRestError } from '../../errors/rest-error.js';
+import { sessionUrlOf, type Config } from '../config.js';
 import type { DbAdapter } from '../db/adapter.js';
 import { parseDbUrl } from '../db/parse-db-url.js';
 import {
@@ -52,6 +53,19 @@ export const DEFAULT_POLICIES: readonly DefaultPolicy[] = Object.freeze([
 export interface SetupResult {
   readonly username: string;
   readonly password: string;
+}
+
+/**
+ * The URL PostgreSQL's migrations run on: they hold session locks, which a transaction pooler would
+ * leave on a backend other clients share, so through one only `-db.listen_url` will do.
+ */
+export function migrationUrlOf(config: Config): string {
+  const url = sessionUrlOf(config.db);
+  if (url !== undefined) return url;
+  throw new RestError(
+    'pooler_needs_listen_url',
+    'setting up the auth tables on PostgreSQL holds session locks, which a transaction pooler does not keep: give -db.listen_url, a direct connection to the same database',
+  );
 }
 
 export interface SetupOptions extends UserServiceOptions {

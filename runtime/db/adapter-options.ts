@@ -18,6 +18,11 @@ export interface AdapterOptions {
    * absent: no limit of ours. PostgreSQL and MariaDB only: better-sqlite3 cannot interrupt one.
    */
   readonly statementTimeoutMs?: number;
+  /**
+   * PostgreSQL through a transaction-mode pooler (`-db.pooler transaction`): statements unnamed,
+   * the statement timeout set inside each transaction instead of at connect.
+   */
+  readonly pooler?: 'transaction';
 }
 
 export const DEFAULT_POOL_SIZE = 10;

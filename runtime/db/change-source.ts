@@ -15,8 +15,11 @@ export type ChangeSource =
 
 export interface DatabaseChangeSourceDeps {
   readonly adapter: DbAdapter;
-  /** The adapter's URL: PostgreSQL gets a dedicated LISTEN connection. */
-  readonly url: string;
+  /**
+   * A URL for PostgreSQL's dedicated LISTEN connection (a session of its own: not through a
+   * transaction pooler); undefined: PostgreSQL is polled like the others.
+   */
+  readonly url: string | undefined;
   readonly logger?: ChangeListenerLogger;
   /** Poll interval on MySQL/MariaDB and SQLite (the cache's default when absent). */
   readonly pollIntervalMs?: number;
@@ -24,16 +27,18 @@ export interface DatabaseChangeSourceDeps {
 
 /**
  * How a cache of rows of this database hears of changes: PostgreSQL LISTENs on `channel` (which a
- * trigger NOTIFYs), MySQL/MariaDB and SQLite poll.
+ * trigger NOTIFYs) when it has a URL for that, MySQL/MariaDB and SQLite poll.
  */
 export function databaseChangeSource(deps: DatabaseChangeSourceDeps, channel: string): ChangeSource {
+  const { url } = deps;
   switch (deps.adapter.kind) {
     case 'postgres':
+      if (url === undefined) return pollSource(deps);
       return {
         kind: 'push',
         subscribe: (onChange) =>
           createPgChangeListener({
-            url: deps.url,
+            url,
             channel,
             onChange,
             ...(deps.logger === undefined ? {} : { logger: deps.logger }),
@@ -41,9 +46,11 @@ export function databaseChangeSource(deps: DatabaseChangeSourceDeps, channel: st
       };
     case 'mysql':
     case 'sqlite':
-      return {
-        kind: 'poll',
-        ...(deps.pollIntervalMs === undefined ? {} : { intervalMs: deps.pollIntervalMs }),
-      };
+      return pollSource(deps);
   }
 }
+
+const pollSource = (deps: DatabaseChangeSourceDeps): ChangeSource => ({
+  kind: 'poll',
+  ...(deps.pollIntervalMs === undefined ? {} : { intervalMs: deps.pollIntervalMs }),
+});

@@ -50,6 +50,12 @@ export async function createAdapter(url: string, options: AdapterOptions = {}): 
   try {
     return await open(url, parsed, options);
   } catch (e) {
+    if (e instanceof RestError && e.code === 'transaction_pooler') {
+      throw new RestError('transaction_pooler', `The ${LABEL[parsed.kind]} database at ${parsed.display} ${e.message}`, {
+        category: 'usage',
+        cause: e,
+      });
+    }
     throw new RestError(
       'database_unavailable',
       `Cannot connect to the ${LABEL[parsed.kind]} database at ${parsed.display}: ${describeConnectionFailure(e)}.`,

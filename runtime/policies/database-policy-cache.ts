@@ -28,8 +28,8 @@ export const POLICY_CHANNEL = 'rest_policies';
 
 export interface DatabasePolicyCacheDeps {
   readonly adapter: DbAdapter;
-  /** The adapter's URL: PostgreSQL gets a dedicated LISTEN connection. */
-  readonly url: string;
+  /** A URL for PostgreSQL's dedicated LISTEN connection; undefined: PostgreSQL is polled too. */
+  readonly url: string | undefined;
   readonly schema: {
     refresh(): Promise<SchemaSnapshot>;
     /** The cached snapshot (version-checked); the health report reads it when given. */

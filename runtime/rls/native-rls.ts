@@ -26,8 +26,8 @@ export interface NativeRlsLogger {
 export interface NativeRlsDeps {
   /** A PostgreSQL adapter; its login role sets up and reconciles, requests run as the request role. */
   readonly adapter: DbAdapter;
-  /** The database URL, for the connection that listens for tamper notifications. */
-  readonly url: string;
+  /** A URL for the connection that listens for tamper notifications; undefined: a periodic check. */
+  readonly url: string | undefined;
   readonly policies: PolicyCache<PolicySet>;
   readonly logger: NativeRlsLogger;
 }

@@ -94,6 +94,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const adapter = await createAdapter(config.db.url, {
     logger,
     statementTimeoutMs: config.db.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+    ...(config.db.pooler === undefined ? {} : { pooler: config.db.pooler }),
   });
   const schema = createSchemaCache(
     adapter,
@@ -138,7 +139,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
   const authText = config.auth.enabled ? 'on' : 'off: every table is public';
   logger[config.auth.enabled ? 'info' : 'warn'](
     { address, url, database: adapter.kind, auth: onOff(config.auth.enabled), rls: onOff(config.db.rls) },
-    `listening on ${url} (database ${adapter.kind}, auth ${authText}, rls ${onOff(config.db.rls)})`,
+    `listening on ${url} (database ${adapter.kind}${config.db.pooler === undefined ? '' : ' through a transaction pooler'}, auth ${authText}, rls ${onOff(config.db.rls)})`,
   );
 
   const graceMs = options.shutdownGraceMs ?? SHUTDOWN_GRACE_MS;

@@ -15,11 +15,11 @@ import {
 } from '../auth/auth-ddl.js';
 import { createPasswordHasher, type PasswordHasher } from '../auth/passwords.js';
 import { createLoginRateLimiter } from '../auth/rate-limiter.js';
-import { setupAuth, upgradeAuthTables } from '../auth/setup.js';
+import { migrationUrlOf, setupAuth, upgradeAuthTables } from '../auth/setup.js';
 import type { SessionClock } from '../auth/sessions.js';
 import { createTokenService, withSessions } from '../auth/tokens.js';
 import { createUserStates } from '../auth/user-states.js';
-import { DEFAULT_REFRESH_TTL_SECONDS, type Config } from '../config.js';
+import { DEFAULT_REFRESH_TTL_SECONDS, sessionUrlOf, type Config } from '../config.js';
 import type { DbAdapter } from '../db/adapter.js';
 import { databaseChangeSource } from '../db/change-source.js';
 import { adapterRunner, type RequestRunner } from '../enforce/request-runner.js';
@@ -97,7 +97,7 @@ async function upgradeWhereSetUp(config: Config, adapter: DbAdapter, schema: Sch
   const missing = ADDED_TABLES.filter((t) => !tables.has(t));
   if (!tables.has(AUTH_USERS_TABLE) || missing.length === 0) return;
   try {
-    await upgradeAuthTables(adapter, { dbUrl: config.db.url });
+    await upgradeAuthTables(adapter, { dbUrl: migrationUrlOf(config) });
   } catch (e) {
     const why = isRestError(e) ? e.message : 'the database refused';
     throw new RestError(
@@ -111,6 +111,8 @@ async function upgradeWhereSetUp(config: Config, adapter: DbAdapter, schema: Sch
 
 export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   const { config, adapter, schema, logger } = deps;
+  // LISTEN needs a session of its own; without one, changes are polled.
+  const listenUrl = sessionUrlOf(config.db);
   const hasher = deps.hasher ?? createPasswordHasher();
   // Policy writes are rare: validate them against a fresh look at the schema.
   const currentSchema = () => schema.refresh();
@@ -130,20 +132,20 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
   const users = createUserStates({
     adapter,
     now: sessionClock.now,
-    changes: databaseChangeSource({ adapter, url: config.db.url, logger }, USER_CHANNEL),
+    changes: databaseChangeSource({ adapter, url: listenUrl, logger }, USER_CHANNEL),
     logger,
   });
   const tokens = withSessions(
     createTokenService({ secret: config.auth.secret, ttlSeconds: config.auth.tokenTtlSeconds }),
     users,
   );
-  const policies = createDatabasePolicyCache({ adapter, url: config.db.url, schema, logger });
+  const policies = createDatabasePolicyCache({ adapter, url: listenUrl, schema, logger });
   const authenticate = tokenAuthenticate(tokens);
   let native: NativeRls | undefined;
   if (config.db.rls && adapter.kind === 'postgres') {
     try {
       const { startNativeRls } = await import('../rls/native-rls.js');
-      native = await startNativeRls({ adapter, url: config.db.url, policies, logger });
+      native = await startNativeRls({ adapter, url: listenUrl, policies, logger });
     } catch (e) {
       await policies.close();
       await users.close();
@@ -173,7 +175,7 @@ export async function wireAuth(deps: AuthWiringDeps): Promise<AuthWiring> {
       sessionClock,
       userChanged: (userId) => users.forget(userId),
       authenticate,
-      setup: () => setupAuth(adapter, { dbUrl: config.db.url, hasher }),
+      setup: () => setupAuth(adapter, { dbUrl: migrationUrlOf(config), hasher }),
       isSetUp: async () => (await schema.refresh()).tables.has(AUTH_USERS_TABLE),
       afterSetup: async () => {
         await schema.refresh();

@@ -42,6 +42,26 @@ export function skipReason(kind: DialectName): string | undefined {
   return `${kind} skipped: REST_TEST_MYSQL_URL is not set`;
 }
 
+/**
+ * PgBouncer in transaction mode in front of REST_TEST_PG_URL's server (`.ci/run` starts one),
+ * reaching every database of that server by name. CI sets and requires it.
+ */
+const PGBOUNCER_URL = process.env['REST_TEST_PGBOUNCER_URL'];
+
+/** Why a case that needs PgBouncer is skipped, or undefined when it runs; CI fails instead. */
+export function pgBouncerSkipReason(): string | undefined {
+  if (PGBOUNCER_URL) return serverSkipReason('postgres');
+  if (process.env['CI'] === 'true')
+    throw new Error('CI needs REST_TEST_PGBOUNCER_URL (.ci/run starts PgBouncer)');
+  return 'REST_TEST_PGBOUNCER_URL is not set (no PgBouncer in transaction mode to test through)';
+}
+
+/** The URL of the database of `url` (a PostgreSQL test database's) through PgBouncer. */
+export function throughPgBouncer(url: string): string {
+  if (!PGBOUNCER_URL) throw new Error('REST_TEST_PGBOUNCER_URL is not set');
+  return withDatabase(PGBOUNCER_URL, new URL(url).pathname.slice(1));
+}
+
 /** Column collations for text: linguistic (ICU) on a server; PGlite is built without ICU. */
 export const pgTextCollations = (): { readonly org: string; readonly name: string } =>
   EMBEDDED_PG ? { org: '', name: '' } : { org: ' COLLATE "und-x-icu"', name: ' COLLATE "en-x-icu"' };

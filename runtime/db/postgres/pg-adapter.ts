@@ -5,6 +5,7 @@
 // request) runs on lanes that concurrent requests share (pg-lanes.ts); explicit transactions check
 // out a client of their own (#withClient).
 
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { postgresDialect } from '../../../compiler/sql/postgres-dialect.js';
 import type { RenderedSql } from '../../../compiler/sql/fragment.js';
@@ -23,11 +24,12 @@ import {
   DEFAULT_POOL_SIZE,
   errorFields,
   type AdapterOptions,
+  type DbLogger,
 } from '../adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
 import { decimalValue, integerValue, localTimestamp, utcTimestamp } from '../db-values.js';
-import { internalError } from '../../../errors/rest-error.js';
-import { adapterClosed, connectionFailure } from '../map-db-error.js';
+import { RestError, internalError } from '../../../errors/rest-error.js';
+import { adapterClosed, connectionFailure, sqlStateOf } from '../map-db-error.js';
 import { isConnectionFailure, mapPgError, pgErrors } from './pg-errors.js';
 import { OneSync, type OneSyncOutcome } from './one-sync.js';
 import { createLanes, LANE_DEPTH, laneCount, type Lanes } from './pg-lanes.js';
@@ -220,6 +222,20 @@ const NO_OPENING: Pipeline = Object.freeze({ opening: [], mode: 'single' });
 const BEGIN: pg.QueryConfig = Object.freeze({ text: 'BEGIN' });
 const COMMIT: pg.QueryConfig = Object.freeze({ text: 'COMMIT' });
 
+/** What rest says when a pooler stands between it and PostgreSQL without `-db.pooler transaction`. */
+export const POOLER_HINT = 'looks like a transaction pooler: start with -db.pooler transaction';
+
+/** SQLSTATE 26000: a named statement this connection prepared is not on the backend it reached. */
+const INVALID_STATEMENT_NAME = '26000';
+
+/** How a pooled adapter runs: through a transaction pooler or not, and its statement timeout. */
+export interface PgAdapterSettings {
+  readonly pooler?: 'transaction';
+  /** Set inside each transaction through a pooler (at connect otherwise); 0: none. */
+  readonly statementTimeoutMs?: number;
+  readonly logger?: DbLogger;
+}
+
 /** A checked-out client's state: `fail` marks it unusable, so it is destroyed on release. */
 interface Health {
   fail(e: unknown): void;
@@ -237,10 +253,29 @@ class PgAdapterImpl implements PgAdapter {
   /** The tables' column names and types at the last introspection. */
   #columnTypes: string | undefined;
   #closed = false;
+  /**
+   * Through a transaction pooler: the statement timeout, set first in every transaction (a
+   * connection's own settings would stay on a backend that other clients share). Else empty.
+   */
+  readonly #timeout: readonly pg.QueryConfig[];
+  readonly #logger: DbLogger | undefined;
+  /** A 26000 said a pooler stands in between (without -db.pooler transaction): logged once. */
+  #poolerSeen = false;
 
-  constructor(pool: pg.Pool, prepared: PreparedStatements) {
+  constructor(pool: pg.Pool, prepared: PreparedStatements, settings: PgAdapterSettings = {}) {
     this.#pool = pool;
     this.#prepared = prepared;
+    this.#logger = settings.logger;
+    const timeoutMs = settings.statementTimeoutMs ?? 0;
+    this.#timeout =
+      settings.pooler === 'transaction' && timeoutMs > 0
+        ? [
+            Object.freeze({
+              text: "SELECT set_config('statement_timeout', $1, true)",
+              values: [String(timeoutMs)],
+            }),
+          ]
+        : [];
     this.#lanes = createLanes(pool, {
       limit: laneCount(pool.options.max),
       depth: LANE_DEPTH,
@@ -318,7 +353,7 @@ class PgAdapterImpl implements PgAdapter {
     pipeline: Pipeline,
     sql: RenderedSql,
   ): Promise<QueryResult> {
-    const opening = pipeline.opening.map((o) => this.#prepared.queryFor(client, o));
+    const opening = [...this.#timeout, ...pipeline.opening.map((o) => this.#prepared.queryFor(client, o))];
     const statement = this.#prepared.queryFor(client, sql);
     let outcome: OneSyncOutcome;
     try {
@@ -336,13 +371,38 @@ class PgAdapterImpl implements PgAdapter {
     // A failed statement leaves its client usable (one-sync.ts knows which names PostgreSQL kept);
     // a failed connection, or a session the server ended (FATAL, e.g. a terminated backend), does not.
     if (endsSession(outcome.error)) fail(outcome.error);
-    if (outcome.index < opening.length) throw openingError(pipeline, outcome.error);
+    if (outcome.index < opening.length) {
+      throw this.#poolerError(outcome.error) ?? openingError(pipeline, outcome.error);
+    }
     throw this.#statementError(pipeline, outcome.error, statement);
   }
 
   /** What a request statement's driver error is thrown as: schema_changed, the pipeline's own, or mapped. */
   #statementError(pipeline: Pipeline, e: unknown, query: pg.QueryConfig): unknown {
-    return this.#prepared.schemaChanged(e, query) ?? pipeline.statementError?.(e) ?? mapPgError(e);
+    return (
+      this.#poolerError(e) ??
+      this.#prepared.schemaChanged(e, query) ??
+      pipeline.statementError?.(e) ??
+      mapPgError(e)
+    );
+  }
+
+  /**
+   * 26000 (a statement this connection prepared is not there): a transaction pooler handed the
+   * connection's transactions to another backend. One log line; the request is 503, and from now
+   * on statements go unnamed, as with -db.pooler transaction.
+   */
+  #poolerError(e: unknown): RestError | undefined {
+    if (sqlStateOf(e) !== INVALID_STATEMENT_NAME) return undefined;
+    this.#prepared.stopNaming();
+    if (!this.#poolerSeen) {
+      this.#poolerSeen = true;
+      this.#logger?.warn(errorFields(e), `PostgreSQL ${POOLER_HINT}`);
+    }
+    return new RestError('transaction_pooler', `PostgreSQL ${POOLER_HINT}`, {
+      category: 'unavailable',
+      cause: e,
+    });
   }
 
   /** BEGIN travels with the first statement: a one-statement transaction costs two round trips. */
@@ -366,7 +426,7 @@ class PgAdapterImpl implements PgAdapter {
         }
       };
       const openingStatements = pipeline.opening.map((sql) => this.#prepared.queryFor(client, sql));
-      const opening = [BEGIN, ...openingStatements];
+      const opening = [BEGIN, ...this.#timeout, ...openingStatements];
       const first = async (sql: RenderedSql): Promise<QueryResult> => {
         const statement = this.#prepared.queryFor(client, sql);
         const settled = await sendPipelined(client, [...opening, statement]);
@@ -374,7 +434,9 @@ class PgAdapterImpl implements PgAdapter {
         const index = settled.findIndex((s) => s.status === 'rejected');
         const failed = settled[index];
         if (failed?.status === 'rejected') {
-          if (index < opening.length) throw openingError(pipeline, failed.reason);
+          if (index < opening.length) {
+            throw this.#poolerError(failed.reason) ?? openingError(pipeline, failed.reason);
+          }
           throw this.#statementError(pipeline, failed.reason, statement);
         }
         const result = settled[opening.length];
@@ -464,6 +526,7 @@ export async function createPgAdapter(
   connectionString: string,
   options: AdapterOptions = {},
 ): Promise<PgAdapter> {
+  const { pooler } = options;
   const pool = new pg.Pool({
     connectionString,
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
@@ -478,29 +541,71 @@ export async function createPgAdapter(
     // A startup parameter: every statement on the pool's connections has it, the native-RLS
     // runner's included; 0 sends none and leaves the server's own setting
     // (https://www.postgresql.org/docs/current/runtime-config-client.html#GUC-STATEMENT-TIMEOUT).
-    statement_timeout: options.statementTimeoutMs ?? 0,
+    // A transaction pooler passes on no such parameter: each transaction sets it instead.
+    statement_timeout: pooler === 'transaction' ? 0 : (options.statementTimeoutMs ?? 0),
   });
   // An idle client whose server went away emits `error` on the pool; without a listener that
   // would crash the process. pg-pool drops the client, and the next checkout connects anew.
   pool.on('error', (e) => options.logger?.warn(errorFields(e), 'idle PostgreSQL connection failed'));
   try {
     await pool.query('SELECT 1');
+    if (pooler !== 'transaction' && (await behindTransactionPooler(pool))) {
+      throw new RestError('transaction_pooler', POOLER_HINT, { category: 'usage' });
+    }
   } catch (e) {
     await pool.end().catch(() => undefined);
+    if (e instanceof RestError) throw e;
+    // PgBouncer refuses a startup parameter it does not know (statement_timeout) and says so.
+    if (/unsupported startup parameter/.test(errorFields(e)['error'] as string)) {
+      throw new RestError('transaction_pooler', POOLER_HINT, { category: 'usage', cause: e });
+    }
     throw connectionFailure(pgErrors, e);
   }
-  return pgAdapterOnPool(pool);
+  return pgAdapterOnPool(pool, {
+    ...(pooler === undefined ? {} : { pooler }),
+    ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+}
+
+const PROBE_READ = "SELECT current_setting('rest.pooler_probe', true) AS mark";
+
+/**
+ * Whether the pool's connections reach PostgreSQL through a transaction pooler: a session setting
+ * one client made is seen inside another client's transaction (the pooler gave it the backend the
+ * first had used: PgBouncer hands out its most recently used one), or is gone from the first
+ * client's next statement (it got another backend). A direct connection keeps its session to
+ * itself. Both clients are closed afterwards, their settings with them.
+ */
+async function behindTransactionPooler(pool: pg.Pool): Promise<boolean> {
+  if (pool.options.max < 2) return false;
+  const mark = randomBytes(8).toString('hex');
+  const markOf = (r: pg.QueryResult): unknown => (r.rows[0] as { mark?: unknown } | undefined)?.mark;
+  const first = await pool.connect();
+  let second: pg.PoolClient | undefined;
+  try {
+    await first.query("SELECT set_config('rest.pooler_probe', $1, false)", [mark]);
+    second = await pool.connect();
+    await second.query('BEGIN');
+    const seen = markOf(await second.query(PROBE_READ));
+    const kept = markOf(await first.query(PROBE_READ));
+    await second.query('ROLLBACK');
+    return seen === mark || kept !== mark;
+  } finally {
+    second?.release(true);
+    first.release(true);
+  }
 }
 
 /**
  * An adapter on a pool the caller made (its clients must be `pipeline: true`); createPgAdapter's
  * own pool adds the type parsers. Tests use it to watch the one connection of a `max: 1` pool.
  */
-export function pgAdapterOnPool(pool: pg.Pool): PgAdapter {
+export function pgAdapterOnPool(pool: pg.Pool, settings: PgAdapterSettings = {}): PgAdapter {
   // The adapter ends the pool's clients (lanes, broken clients, close). A client still closing when
   // its backend is terminated (a restart, DROP DATABASE … WITH (FORCE)) reports that through the
   // pool's `error` event, which would crash the process without a listener. createPgAdapter's pool
   // has one that logs.
   if (pool.listenerCount('error') === 0) pool.on('error', () => undefined);
-  return new PgAdapterImpl(pool, createPreparedStatements());
+  return new PgAdapterImpl(pool, createPreparedStatements(settings.pooler === 'transaction' ? 0 : undefined), settings);
 }

@@ -33,6 +33,8 @@ export interface PreparedStatements {
   isStale(client: pg.ClientBase): boolean;
   /** The schema changed: clients prepared until now are retired as they are released. */
   invalidate(): void;
+  /** A pooler was found in between: every statement goes unnamed from now on. */
+  stopNaming(): void;
   /**
    * A named statement refused because its table changed under it (0A000): invalidates and
    * answers 503 `schema_changed`, which the next request does not meet. Other errors: undefined.
@@ -45,6 +47,7 @@ const digestOf = (text: string): string => createHash('sha1').update(text).diges
 /** Texts whose digest is remembered; past it the memo starts over (texts are few per table). */
 const DIGEST_MEMO_SIZE = 4096;
 
+/** `capacity` 0: every statement unnamed (through a transaction pooler, which keeps none). */
 export function createPreparedStatements(capacity = DEFAULT_PREPARED_PER_CONNECTION): PreparedStatements {
   const instance = randomBytes(5).toString('hex');
   let generation = 0;
@@ -74,6 +77,7 @@ export function createPreparedStatements(capacity = DEFAULT_PREPARED_PER_CONNECT
     return digest;
   };
 
+  let room = capacity;
   const invalidate = (): void => {
     generation += 1;
   };
@@ -81,14 +85,18 @@ export function createPreparedStatements(capacity = DEFAULT_PREPARED_PER_CONNECT
   return {
     queryFor(client, sql) {
       const values = sql.values.map(bindParam);
+      if (room === 0) return { text: sql.text, values };
       const state = stateOf(client);
       if (state.generation !== generation) return { text: sql.text, values };
       const name = state.prefix + nameOf(sql.text);
       if (!state.names.has(name)) {
-        if (state.names.size >= capacity) return { text: sql.text, values };
+        if (state.names.size >= room) return { text: sql.text, values };
         state.names.add(name);
       }
       return { name, text: sql.text, values };
+    },
+    stopNaming: () => {
+      room = 0;
     },
     isStale: (client) => (clients.get(client)?.generation ?? generation) !== generation,
     invalidate,

@@ -104,6 +104,11 @@ export interface SuiteOptions {
   readonly serverDbUrl?: (dbUrl: string) => Promise<string>;
   /** The server's own password hasher (bcrypt cost 10) instead of test/support/server.ts's TEST_HASHER. */
   readonly hasher?: 'production';
+  /**
+   * PostgreSQL: `-db.pooler transaction`, `serverDbUrl` being the pooler's URL; `listen`: with
+   * `-db.listen_url` the test database's own URL (else changes are polled).
+   */
+  readonly pooler?: { readonly listen: boolean };
 }
 
 /** Every database; PostgreSQL twice, with the portable path and with native RLS (docs/row-level-security.md). */
@@ -155,7 +160,13 @@ export async function startAuthSuite(kind: DialectName, options: SuiteOptions = 
   const serverDbUrl = options.serverDbUrl === undefined ? db.url : await options.serverDbUrl(db.url);
   const config: Config = {
     ...testConfig(serverDbUrl),
-    db: { url: serverDbUrl, rls: options.rls ?? false },
+    db: {
+      url: serverDbUrl,
+      rls: options.rls ?? false,
+      ...(options.pooler === undefined
+        ? {}
+        : { pooler: 'transaction' as const, ...(options.pooler.listen ? { listenUrl: db.url } : {}) }),
+    },
     auth: { enabled: true, secret, tokenTtlSeconds: 3600 },
   };
   const server = await startTestServer(
