@@ -292,8 +292,7 @@ export const ERROR_CODES = {
   // at start-up a usage error (exit 1), while serving 503
   transaction_pooler: {
     category: ['usage', 'unavailable'],
-    meaning:
-      'PostgreSQL is reached through a transaction pooler but `-db.pooler transaction` was not given',
+    meaning: 'PostgreSQL is reached through a transaction pooler but `-db.pooler transaction` was not given',
   },
 
   // the worker's own category: `rest serve` relays its exit code

@@ -51,10 +51,14 @@ export async function createAdapter(url: string, options: AdapterOptions = {}): 
     return await open(url, parsed, options);
   } catch (e) {
     if (e instanceof RestError && e.code === 'transaction_pooler') {
-      throw new RestError('transaction_pooler', `The ${LABEL[parsed.kind]} database at ${parsed.display} ${e.message}`, {
-        category: 'usage',
-        cause: e,
-      });
+      throw new RestError(
+        'transaction_pooler',
+        `The ${LABEL[parsed.kind]} database at ${parsed.display} ${e.message}`,
+        {
+          category: 'usage',
+          cause: e,
+        },
+      );
     }
     throw new RestError(
       'database_unavailable',

@@ -607,5 +607,9 @@ export function pgAdapterOnPool(pool: pg.Pool, settings: PgAdapterSettings = {})
   // pool's `error` event, which would crash the process without a listener. createPgAdapter's pool
   // has one that logs.
   if (pool.listenerCount('error') === 0) pool.on('error', () => undefined);
-  return new PgAdapterImpl(pool, createPreparedStatements(settings.pooler === 'transaction' ? 0 : undefined), settings);
+  return new PgAdapterImpl(
+    pool,
+    createPreparedStatements(settings.pooler === 'transaction' ? 0 : undefined),
+    settings,
+  );
 }
