@@ -71,6 +71,11 @@ export const ERROR_CODES = {
     meaning: '`rest auth anon-key` without an `auth.secret` to sign the key with',
   },
   rls_needs_postgres: { category: 'usage', meaning: '`-db.rls on` on a database other than PostgreSQL' },
+  rls_distributed: {
+    category: 'usage',
+    meaning:
+      '`-db.rls on` on Citus, whose worker nodes do not see transaction-local settings: use `-db.rls off`',
+  },
   nothing_to_change: { category: 'usage', meaning: '`auth policy edit` without anything to change' },
   cancelled: { category: 'usage', meaning: 'the password prompt ended without a password' },
 

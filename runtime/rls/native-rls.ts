@@ -52,6 +52,23 @@ const notEnforced = (table: string, reason: string): RestError =>
     },
   );
 
+/**
+ * Extensions that run parts of a statement on other nodes, where the transaction-local settings
+ * row-level security reads (the role, `rest.*`) are not set: Citus's workers see none of them.
+ */
+const DISTRIBUTED_ENGINES = `SELECT extname FROM pg_catalog.pg_extension WHERE extname IN ('citus') ORDER BY 1`;
+
+/** Refuses a database where native row-level security would not be enforced on every node. */
+async function refuseDistributed(adapter: DbAdapter): Promise<void> {
+  const { rows } = await adapter.query({ text: DISTRIBUTED_ENGINES, values: [] });
+  const extension = rows[0]?.['extname'];
+  if (extension === undefined) return;
+  throw new RestError(
+    'rls_distributed',
+    `-db.rls on cannot be enforced on this database: it has the ${String(extension)} extension, whose worker nodes do not see the transaction-local settings row-level security reads; serve it with -db.rls off (compiled WHERE predicates)`,
+  );
+}
+
 /** Checks rights, prepares the role and applies the policies; throws one clear RestError when it cannot. */
 export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
   const { adapter, logger } = deps;
@@ -61,6 +78,7 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
       `-db.rls on needs PostgreSQL; this database is ${adapter.kind}`,
     );
   }
+  await refuseDistributed(adapter);
   const role = await prepareRequestRole(adapter);
 
   let state: RlsState;
