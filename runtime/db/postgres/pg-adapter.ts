@@ -569,13 +569,21 @@ export async function createPgAdapter(
 }
 
 const PROBE_READ = "SELECT current_setting('rest.pooler_probe', true) AS mark";
+/**
+ * How long the probe's first client may wait while the other holds a transaction (PGlite). A
+ * direct connection slower than that only makes the probe say no, as it does for a pooler that
+ * gave the transaction another backend: the first 26000 names the pooler then.
+ */
+const PROBE_WAIT_MS = 200;
 
 /**
  * Whether the pool's connections reach PostgreSQL through a transaction pooler: a session setting
- * one client made is seen inside another client's transaction (the pooler gave it the backend the
- * first had used: PgBouncer hands out its most recently used one), or is gone from the first
- * client's next statement (it got another backend). A direct connection keeps its session to
- * itself. Both clients are closed afterwards, their settings with them.
+ * one client made is gone from its next statement while another client holds a transaction open —
+ * the pooler gave that transaction the backend the first had used (PgBouncer hands out its most
+ * recently used one) and the first another. A direct connection keeps its session whatever other
+ * connections do. A server that serves one connection's transaction at a time (PGlite's one
+ * backend) keeps the first client waiting instead: after PROBE_WAIT_MS the probe says no. Both
+ * clients are closed afterwards, their settings with them.
  */
 async function behindTransactionPooler(pool: pg.Pool): Promise<boolean> {
   if (pool.options.max < 2) return false;
@@ -587,10 +595,18 @@ async function behindTransactionPooler(pool: pg.Pool): Promise<boolean> {
     await first.query("SELECT set_config('rest.pooler_probe', $1, false)", [mark]);
     second = await pool.connect();
     await second.query('BEGIN');
-    const seen = markOf(await second.query(PROBE_READ));
-    const kept = markOf(await first.query(PROBE_READ));
+    await second.query(PROBE_READ);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<'waited'>((resolve) => (timer = setTimeout(resolve, PROBE_WAIT_MS, 'waited')));
+    const reading = first.query(PROBE_READ);
+    const kept = await Promise.race([reading, waited]);
+    clearTimeout(timer);
     await second.query('ROLLBACK');
-    return seen === mark || kept !== mark;
+    if (kept === 'waited') {
+      await reading.catch(() => undefined);
+      return false;
+    }
+    return markOf(kept) !== mark;
   } finally {
     second?.release(true);
     first.release(true);
