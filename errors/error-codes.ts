@@ -275,6 +275,16 @@ export const ERROR_CODES = {
     meaning:
       'the database ended the request in a conflict with another transaction (deadlock, serialization failure, lock wait timeout); send it again',
   },
+  overloaded: {
+    category: 'unavailable',
+    meaning:
+      'more requests wait for a database connection than `-db.max_waiting`; send it again after `Retry-After` seconds',
+  },
+  client_gone: {
+    category: 'unavailable',
+    meaning:
+      'the client closed its connection before the answer: the request was dropped or its statement cancelled (logged, never sent)',
+  },
   listen_failed: { category: 'unavailable', meaning: 'the server cannot listen on its address' },
   upgrade_failed: {
     category: 'unavailable',

@@ -37,6 +37,11 @@ export interface Config {
      * session of its own: LISTEN and the migrations of `rest auth setup`.
      */
     readonly listenUrl?: string;
+    /**
+     * Most requests that may wait for a database connection; one more is 503 `overloaded` at once
+     * (PostgreSQL, MariaDB). Absent: the adapters' DEFAULT_MAX_WAITING (256).
+     */
+    readonly maxWaiting?: number;
   };
   /** `-workers`: server processes sharing the listen address (node:cluster); absent: 1. */
   readonly workers?: number;

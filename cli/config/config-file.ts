@@ -14,6 +14,7 @@ export interface FileConfig {
     readonly statement_timeout?: string | number;
     readonly pooler?: string;
     readonly listen_url?: string;
+    readonly max_waiting?: string | number;
   };
   readonly auth?: {
     readonly enabled?: string | boolean;
@@ -39,6 +40,7 @@ const SHAPE: Shape = {
     statement_timeout: 'string|number',
     pooler: 'string',
     listen_url: 'string',
+    max_waiting: 'string|number',
   },
   auth: {
     enabled: 'string|boolean',

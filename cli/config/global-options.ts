@@ -51,6 +51,11 @@ export const GLOBAL_OPTIONS = {
     describe:
       'a direct PostgreSQL URL for LISTEN and migrations when -db.url goes through a pooler; without it changes are polled [env REST_DB_LISTEN_URL]',
   },
+  'db.max_waiting': {
+    type: 'string',
+    describe:
+      'most requests that may wait for a database connection; more → 503 overloaded with Retry-After, at once [env REST_DB_MAX_WAITING] (default 256)',
+  },
   'http.max_rows': {
     type: 'string',
     describe: 'most rows in one POST array (413 too_many_rows) [env REST_HTTP_MAX_ROWS] (default 1000)',
@@ -68,7 +73,7 @@ export const GLOBAL_OPTIONS = {
   config: {
     type: 'string',
     describe:
-      'YAML config file with addr, workers, db: {url, rls, statement_timeout, pooler, listen_url}, auth: {enabled, secret, token_ttl, refresh_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
+      'YAML config file with addr, workers, db: {url, rls, statement_timeout, pooler, listen_url, max_waiting}, auth: {enabled, secret, token_ttl, refresh_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
   },
 } as const satisfies Readonly<Record<string, Options>>;
 
@@ -84,6 +89,7 @@ export interface GlobalArgs {
   readonly 'db.statement_timeout'?: string | undefined;
   readonly 'db.pooler'?: string | undefined;
   readonly 'db.listen_url'?: string | undefined;
+  readonly 'db.max_waiting'?: string | undefined;
   readonly 'http.max_rows'?: string | undefined;
   readonly 'http.trust_proxy'?: string | undefined;
   readonly workers?: string | undefined;

@@ -46,6 +46,7 @@ export const ENV = {
   pooler: 'REST_DB_POOLER',
   listenUrl: 'REST_DB_LISTEN_URL',
   maxRows: 'REST_HTTP_MAX_ROWS',
+  maxWaiting: 'REST_DB_MAX_WAITING',
   trustProxy: 'REST_HTTP_TRUST_PROXY',
   workers: 'REST_WORKERS',
   config: 'REST_CONFIG',
@@ -182,6 +183,11 @@ export function loadConfig(sources: ConfigSources): Config {
     file.db?.statement_timeout,
   );
   const maxRows = pick<string | number>(flags['http.max_rows'], env[ENV.maxRows], file.http?.max_rows);
+  const maxWaiting = pick<string | number>(
+    flags['db.max_waiting'],
+    env[ENV.maxWaiting],
+    file.db?.max_waiting,
+  );
   const workers = pick<string | number>(flags.workers, env[ENV.workers], file.workers);
   return {
     addr: parseListenAddress(pick(flags.addr, env[ENV.addr], file.addr) ?? DEFAULT_ADDR),
@@ -194,6 +200,9 @@ export function loadConfig(sources: ConfigSources): Config {
           ? DEFAULT_STATEMENT_TIMEOUT_MS
           : parseTimeout(statementTimeout, 'db.statement_timeout'),
       ...poolerSettings(flags, env, file, kind),
+      ...(maxWaiting === undefined
+        ? {}
+        : { maxWaiting: parsePositiveInteger(maxWaiting, 'db.max_waiting', 'requests') }),
     },
     auth: authSettings(flags, env, file, configPath ?? ''),
     cors: { enabled: file.cors?.enabled ?? false, origins: file.cors?.origins ?? [] },

@@ -11,6 +11,11 @@ export interface AdapterOptions {
   readonly logger?: DbLogger;
   /** Connections per pool (PostgreSQL, MySQL); SQLite uses one connection. Default 10. */
   readonly poolSize?: number;
+  /**
+   * Most requests that wait for a database connection (PostgreSQL, MariaDB); one more is refused
+   * at once with 503 `overloaded` and Retry-After (`-db.max_waiting`). Default DEFAULT_MAX_WAITING.
+   */
+  readonly maxWaiting?: number;
   /** `false`: never use `… RETURNING`, as on MySQL (tests of the read-back path on MariaDB). */
   readonly returning?: boolean;
   /**
@@ -26,6 +31,12 @@ export interface AdapterOptions {
 }
 
 export const DEFAULT_POOL_SIZE = 10;
+/**
+ * Requests that may wait for a connection of a pool of DEFAULT_POOL_SIZE: at about a millisecond a
+ * request, a quarter of a second of work queued — a burst of clients is served, while a flood
+ * (slow statements, clients that went away) is refused at once instead of waiting minutes.
+ */
+export const DEFAULT_MAX_WAITING = 256;
 /** How long a new connection may take before the request fails with 503. */
 export const CONNECT_TIMEOUT_MS = 5000;
 

@@ -64,13 +64,25 @@ export interface Returning {
   readonly delete: boolean;
 }
 
+/** What a request's statements carry to the adapter besides their SQL. */
+export interface RunOptions {
+  /**
+   * Aborted when the request's client has gone away: a request still waiting for a connection is
+   * dropped (503 `client_gone`, never sent), and its running statement is cancelled (PostgreSQL,
+   * MariaDB; SQLite runs a statement to its end, see docs/operations.md).
+   */
+  readonly signal?: AbortSignal | undefined;
+}
+
 export interface DbAdapter extends DbSession {
   readonly kind: DialectName;
   readonly dialect: Dialect;
   /** PostgreSQL and SQLite (≥ 3.35): all three; MariaDB ≥ 10.5: INSERT and DELETE; MySQL: none. */
   readonly returning: Returning;
+  /** One statement, its own transaction; `options.signal` as in RunOptions. */
+  query(sql: RenderedSql, options?: RunOptions): Promise<QueryResult>;
   /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
-  transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: DbSession) => Promise<T>, options?: RunOptions): Promise<T>;
   /** Trusted, parameterless SQL (DDL of setup and migrations); never request data. */
   exec(sqlText: string): Promise<void>;
   /** Tables of the current database/schema with columns and primary keys. */

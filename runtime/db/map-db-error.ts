@@ -156,6 +156,66 @@ export function mapDriverError(driver: DriverErrors, e: unknown): RestError {
   return build[kind](kind === 'not_null' ? driver.notNullColumn(f) : undefined, e);
 }
 
+/** Seconds an `overloaded` client is asked to wait. */
+const OVERLOADED_RETRY_AFTER = '1';
+
+/** The requests waiting for a database connection are at their bound: refused at once. */
+export const overloaded = (): RestError =>
+  new RestError('overloaded', 'Too many requests are waiting for the database; send the request again.', {
+    headers: { 'Retry-After': OVERLOADED_RETRY_AFTER },
+  });
+
+/** The client went away: its request is dropped, or its statement was cancelled. Never sent. */
+export const clientGone = (cause?: unknown): RestError =>
+  new RestError(
+    'client_gone',
+    'The client closed its connection; the request was dropped.',
+    cause === undefined ? {} : { cause },
+  );
+
+/**
+ * A cancel that arrives between two statements meets none (PostgreSQL ignores it while it reads
+ * a command; MariaDB clears KILL QUERY when the next command starts): while the work it was meant
+ * for has not settled, it is sent again after this long.
+ */
+export const CANCEL_AGAIN_MS = 50;
+
+/**
+ * Calls `cancel` when `signal` aborts, and again every CANCEL_AGAIN_MS until `settled()`; `done()`
+ * resolves once no cancel is on its way (then the connection may serve someone else).
+ */
+export function cancelWhenGone(
+  signal: AbortSignal | undefined,
+  cancel: () => Promise<void>,
+  settled: () => boolean,
+): { done(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const loop = async (): Promise<void> => {
+    while (!settled()) {
+      await cancel();
+      if (!settled()) await new Promise((resolve) => setTimeout(resolve, CANCEL_AGAIN_MS));
+    }
+  };
+  const onAbort = (): void => {
+    running ??= loop();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    done: async () => {
+      signal?.removeEventListener('abort', onAbort);
+      await running;
+    },
+  };
+}
+
+/** True once the client of the request that carries `signal` has gone away. */
+export const isGone = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+/** Throws `client_gone` when `signal` is aborted: checked before a request takes a connection. */
+export function throwIfGone(signal: AbortSignal | undefined): void {
+  if (isGone(signal)) throw clientGone();
+}
+
 /** What a statement sent to a closed adapter fails with. */
 export const adapterClosed = (): RestError => build.unavailable(undefined, adapterError(ADAPTER_CLOSED));
 

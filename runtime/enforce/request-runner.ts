@@ -8,6 +8,11 @@ export interface RunContext {
   readonly user: AuthUser;
   readonly action: Action;
   readonly table: string;
+  /**
+   * Aborted when the request's client has gone away (runtime/http/client-gone.ts): the adapter
+   * drops the request before it takes a connection or cancels its statement (RunOptions).
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export type { RunMode };
@@ -23,6 +28,9 @@ export interface RequestRunner {
 
 export function adapterRunner(adapter: DbAdapter): RequestRunner {
   return {
-    run: (_context, mode, fn) => (mode === 'single' ? fn(adapter) : adapter.transaction(fn)),
+    run: ({ signal }, mode, fn) => {
+      if (mode === 'transaction') return adapter.transaction(fn, { signal });
+      return fn(signal === undefined ? adapter : { query: (sql) => adapter.query(sql, { signal }) });
+    },
   };
 }

@@ -694,6 +694,8 @@ export async function handleTableRequest(
   table: TableInfo,
   user: AuthUser,
   schema: SchemaSnapshot,
+  /** Aborted when the client has gone away (RunContext.signal). */
+  signal?: AbortSignal,
 ): Promise<Outcome> {
   const action = actionOf(request);
   const authorization = await deps.authorizer.authorize({ table, action, user, schema });
@@ -712,7 +714,7 @@ export async function handleTableRequest(
     deps,
     table,
     user,
-    run: { user, action, table: table.name },
+    run: { user, action, table: table.name, signal },
     predicate: authorization.kind === 'filter' ? authorization.predicate : undefined,
     check: authorization.kind === 'filter' ? authorization.check : undefined,
     guard: authorization.guard,

@@ -23,6 +23,11 @@ export function errorMiddleware(logger: Logger, hooks: ErrorHooks = {}): ErrorRe
     if (isRestError(err) && err.code === 'schema_changed') hooks.schemaChanged?.();
     const requestId = requestIdFrom(res);
     const entry = { requestId, method: req.method, path: req.path };
+    // Nobody is left to read an answer: a note for whoever traces requests, not a warning.
+    if (isRestError(err) && err.code === 'client_gone') {
+      logger.debug({ ...entry, code: err.code }, err.message);
+      return;
+    }
     if (res.headersSent) {
       logger.error({ ...entry, err }, 'error after the response started');
       next(err);

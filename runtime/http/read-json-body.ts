@@ -3,6 +3,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import { RestError } from '../../errors/rest-error.js';
+import { clientGone } from '../db/map-db-error.js';
 import type { JsonValue } from '../request/types.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -62,7 +63,7 @@ function readBytes(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
     const settle = (error: unknown): void => {
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', settle);
+      req.off('error', onError);
       req.off('close', onClose);
       if (error !== undefined) reject(error);
       else if (oversized) reject(tooLarge(maxBytes));
@@ -77,10 +78,12 @@ function readBytes(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
       } else if (!oversized) chunks.push(chunk);
     };
     const onEnd = (): void => settle(undefined);
-    const onClose = (): void => settle(new Error('the request closed before its body ended'));
+    // Its client went away: nobody will read an answer (503 client_gone, logged at debug level).
+    const onClose = (): void => settle(clientGone(new Error('the request closed before its body ended')));
+    const onError = (e: unknown): void => settle(clientGone(e));
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', settle);
+    req.on('error', onError);
     req.on('close', onClose);
   });
 }

@@ -15,6 +15,7 @@ import { parseTableRequest } from '../request/parse-request.js';
 import { parseRoute, type Route } from '../request/parse-route.js';
 import { pgrstAnswer } from './pgrst-answer.js';
 import { isPgrstPath, PGRST_PREFIX } from './pgrst-errors.js';
+import { clientGoneSignal } from './client-gone.js';
 import { readJsonBody } from './read-json-body.js';
 import { seedAnswer } from './seed-answer.js';
 import { sendJson } from './send-json.js';
@@ -125,7 +126,10 @@ async function servePgrst(
     body,
     maxRows: deps.maxRows,
   });
-  const reply = pgrstAnswer(await handleTableRequest(deps, request, table, user, snapshot), answer);
+  const reply = pgrstAnswer(
+    await handleTableRequest(deps, request, table, user, snapshot, clientGoneSignal(res)),
+    answer,
+  );
   for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
   if (reply.body === undefined) {
     res.statusCode = reply.status;
@@ -153,7 +157,9 @@ export function restHandler(deps: RestHandlerDeps): RequestHandler {
     const writesBody = route.operation === 'create' || route.operation === 'update';
     const body = writesBody ? await readJsonBody(req) : undefined;
     const request = parseTableRequest({ ...route, query, body, maxRows: deps.maxRows });
-    const result = seedAnswer(await handleTableRequest(deps, request, table, user, snapshot));
+    const result = seedAnswer(
+      await handleTableRequest(deps, request, table, user, snapshot, clientGoneSignal(res)),
+    );
     sendJson(res, result.status, result.body);
   };
 }

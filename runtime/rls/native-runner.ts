@@ -174,6 +174,7 @@ export function createNativeRunner(options: NativeRunnerOptions): RequestRunner 
           },
         ],
         mode,
+        signal: context.signal,
         openingError: openingFailure,
         statementError: (e) => (sqlStateOf(e) === '42501' ? policyRefusal(context, e) : undefined),
       },

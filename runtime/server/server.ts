@@ -95,6 +95,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
     logger,
     statementTimeoutMs: config.db.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
     ...(config.db.pooler === undefined ? {} : { pooler: config.db.pooler }),
+    ...(config.db.maxWaiting === undefined ? {} : { maxWaiting: config.db.maxWaiting }),
   });
   const schema = createSchemaCache(
     adapter,

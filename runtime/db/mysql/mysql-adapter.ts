@@ -6,16 +6,34 @@ import mysql from 'mysql2/promise';
 import { mysqlDialect } from '../../../compiler/sql/mysql-dialect.js';
 import type { RenderedSql } from '../../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../../compiler/types.js';
-import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from '../adapter.js';
+import type {
+  DbAdapter,
+  DbSession,
+  QueryResult,
+  Returning,
+  Row,
+  RunOptions,
+  SchemaSnapshot,
+} from '../adapter.js';
 import {
   CONNECT_TIMEOUT_MS,
+  DEFAULT_MAX_WAITING,
   DEFAULT_POOL_SIZE,
   errorFields,
   type AdapterOptions,
+  type DbLogger,
 } from '../adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
 import { bindParam, jsonValue, localTimestamp } from '../db-values.js';
-import { adapterClosed, connectionFailure } from '../map-db-error.js';
+import {
+  adapterClosed,
+  cancelWhenGone,
+  clientGone,
+  connectionFailure,
+  isGone,
+  overloaded,
+  throwIfGone,
+} from '../map-db-error.js';
 import { mapMysqlError, mysqlErrors } from './mysql-errors.js';
 
 export interface MysqlConnectionConfig {
@@ -121,8 +139,22 @@ class MysqlAdapter implements DbAdapter {
   /** JSON columns by table, learnt on first sight of a table and refreshed by introspect()/exec(). */
   #jsonColumns = new Map<string, Promise<ReadonlySet<string>>>();
   #closed = false;
+  /** Requests waiting for a connection (with a signal), and their bound. */
+  #waiting = 0;
+  readonly #maxWaiting: number;
+  readonly #logger: DbLogger | undefined;
+  /** The connection that sends KILL QUERY, opened on first need. */
+  #killer: Promise<mysql.Connection> | undefined;
 
-  constructor(pool: mysql.Pool, config: mysql.PoolOptions, mariadb: boolean, returning: Returning) {
+  constructor(
+    pool: mysql.Pool,
+    config: mysql.PoolOptions,
+    mariadb: boolean,
+    returning: Returning,
+    options: AdapterOptions,
+  ) {
+    this.#maxWaiting = options.maxWaiting ?? DEFAULT_MAX_WAITING;
+    this.#logger = options.logger;
     this.#pool = pool;
     this.#config = config;
     this.#mariadb = mariadb;
@@ -190,38 +222,116 @@ class MysqlAdapter implements DbAdapter {
     }
   }
 
-  async query(sql: RenderedSql): Promise<QueryResult> {
+  async query(sql: RenderedSql, options?: RunOptions): Promise<QueryResult> {
     this.#ensureOpen();
-    return await this.#run(this.#pool, sql);
+    const signal = options?.signal;
+    if (signal === undefined) return await this.#run(this.#pool, sql);
+    return this.#withConnection(signal, (connection) => this.#run(connection, sql));
   }
 
-  async transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T> {
-    this.#ensureOpen();
+  /**
+   * Runs `fn` on a connection of its own. With a request's `signal`: the request waits behind at
+   * most #maxWaiting others (else 503 `overloaded`), is dropped if its client goes away before it
+   * has a connection, and a statement running when the client goes is ended by KILL QUERY from
+   * another connection; that connection is then destroyed, never reused (the kill may still be
+   * pending on it). `fn` marks a connection `broken` to have it destroyed too.
+   */
+  async #withConnection<T>(
+    signal: AbortSignal | undefined,
+    fn: (connection: mysql.PoolConnection, broken: () => void) => Promise<T>,
+  ): Promise<T> {
+    throwIfGone(signal);
     let connection: mysql.PoolConnection;
-    try {
-      connection = await this.#pool.getConnection();
-    } catch (e) {
-      throw mapMysqlError(e);
-    }
-    // A connection whose ROLLBACK failed may still hold a transaction: destroy it, never reuse it.
-    let broken = false;
-    try {
-      await this.#run(connection, { text: 'START TRANSACTION', values: [] });
-      const result = await fn({ query: (sql) => this.#run(connection, sql) });
-      await this.#run(connection, { text: 'COMMIT', values: [] });
-      return result;
-    } catch (e) {
+    if (signal === undefined) {
       try {
-        await connection.query('ROLLBACK');
-      } catch {
-        broken = true;
+        connection = await this.#pool.getConnection();
+      } catch (e) {
+        throw mapMysqlError(e);
       }
-      // Driver errors were mapped by #run(); the caller's own errors pass through unchanged.
-      throw e;
+    } else {
+      if (this.#waiting >= this.#maxWaiting) throw overloaded();
+      // A waiter whose client went away no longer counts against the bound.
+      let counted = true;
+      const uncount = (): void => {
+        if (counted) this.#waiting -= 1;
+        counted = false;
+      };
+      this.#waiting += 1;
+      signal.addEventListener('abort', uncount, { once: true });
+      try {
+        connection = await this.#pool.getConnection();
+      } catch (e) {
+        throw mapMysqlError(e);
+      } finally {
+        signal.removeEventListener('abort', uncount);
+        uncount();
+      }
+      if (isGone(signal)) {
+        connection.release();
+        throw clientGone();
+      }
+    }
+    let destroy = false;
+    let settled = false;
+    const killing = cancelWhenGone(
+      signal,
+      () => {
+        destroy = true;
+        return this.#killQuery(connection.threadId);
+      },
+      () => settled,
+    );
+    try {
+      return await fn(connection, () => (destroy = true));
+    } catch (e) {
+      throw isGone(signal) ? clientGone(e) : e;
     } finally {
-      if (broken) connection.destroy();
+      settled = true;
+      await killing.done();
+      if (destroy) connection.destroy();
       else connection.release();
     }
+  }
+
+  /** KILL QUERY on the killer connection (opened once, outside the pool, so a full pool cannot hold it up). */
+  async #killQuery(threadId: number): Promise<void> {
+    try {
+      this.#killer ??= mysql.createConnection(this.#config);
+      const killer = await this.#killer;
+      await killer.query(`KILL QUERY ${Math.trunc(threadId)}`);
+    } catch (e) {
+      const failed = this.#killer;
+      this.#killer = undefined;
+      void failed?.then((c) => c.end()).catch(() => undefined);
+      this.#logger?.warn(errorFields(e), 'a statement of a client that went away could not be killed');
+    }
+  }
+
+  async transaction<T>(fn: (tx: DbSession) => Promise<T>, options?: RunOptions): Promise<T> {
+    this.#ensureOpen();
+    const signal = options?.signal;
+    return this.#withConnection(signal, async (connection, broken) => {
+      const run = (sql: RenderedSql): Promise<QueryResult> => {
+        // A client gone mid-transaction: nothing more is sent, and the transaction rolls back.
+        throwIfGone(signal);
+        return this.#run(connection, sql);
+      };
+      try {
+        await this.#run(connection, { text: 'START TRANSACTION', values: [] });
+        const result = await fn({ query: run });
+        await run({ text: 'COMMIT', values: [] });
+        return result;
+      } catch (e) {
+        // A connection whose ROLLBACK failed may still hold a transaction: destroy it, never reuse it.
+        try {
+          await connection.query('ROLLBACK');
+        } catch {
+          broken();
+        }
+        // Driver errors were mapped by #run(); the caller's own errors pass through unchanged.
+        throw e;
+      }
+    });
   }
 
   /** Trusted DDL may hold several statements: it runs on its own short-lived connection. */
@@ -296,6 +406,9 @@ class MysqlAdapter implements DbAdapter {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const killer = this.#killer;
+    this.#killer = undefined;
+    await killer?.then((c) => c.end()).catch(() => undefined);
     await this.#pool.end();
   }
 }
@@ -356,7 +469,7 @@ export async function createMysqlAdapter(
     // (https://mariadb.com/kb/en/deletereturning/).
     const [major = 0, minor = 0] = version.split(/[.-]/).map(Number);
     const insert = mariadb && (major > 10 || (major === 10 && minor >= 5)) && options.returning !== false;
-    return new MysqlAdapter(pool, poolConfig, mariadb, { insert, update: false, delete: insert });
+    return new MysqlAdapter(pool, poolConfig, mariadb, { insert, update: false, delete: insert }, options);
   } catch (e) {
     await pool.end().catch(() => undefined);
     throw connectionFailure(mysqlErrors, e);

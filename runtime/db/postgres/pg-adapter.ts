@@ -17,10 +17,12 @@ import type {
   Returning,
   Row,
   RunMode,
+  RunOptions,
   SchemaSnapshot,
 } from '../adapter.js';
 import {
   CONNECT_TIMEOUT_MS,
+  DEFAULT_MAX_WAITING,
   DEFAULT_POOL_SIZE,
   errorFields,
   type AdapterOptions,
@@ -29,7 +31,17 @@ import {
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
 import { decimalValue, integerValue, localTimestamp, utcTimestamp } from '../db-values.js';
 import { RestError, internalError } from '../../../errors/rest-error.js';
-import { adapterClosed, connectionFailure, sqlStateOf } from '../map-db-error.js';
+import {
+  adapterClosed,
+  cancelWhenGone,
+  clientGone,
+  connectionFailure,
+  isGone,
+  overloaded,
+  sqlStateOf,
+  throwIfGone,
+} from '../map-db-error.js';
+import { cancelBackend } from './pg-cancel.js';
 import { isConnectionFailure, mapPgError, pgErrors } from './pg-errors.js';
 import { OneSync, type OneSyncOutcome } from './one-sync.js';
 import { createLanes, LANE_DEPTH, laneCount, type Lanes } from './pg-lanes.js';
@@ -181,6 +193,8 @@ export interface Pipeline {
   openingError?(e: unknown): unknown;
   /** What to throw for the driver error of a request statement; undefined: mapped like any error. */
   statementError?(e: unknown): unknown;
+  /** The request's client went away: dropped before it runs, its statement cancelled (RunOptions). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface PgAdapter extends DbAdapter {
@@ -234,6 +248,8 @@ export interface PgAdapterSettings {
   /** Set inside each transaction through a pooler (at connect otherwise); 0: none. */
   readonly statementTimeoutMs?: number;
   readonly logger?: DbLogger;
+  /** Most requests that wait for a connection (AdapterOptions.maxWaiting). */
+  readonly maxWaiting?: number;
 }
 
 /** A checked-out client's state: `fail` marks it unusable, so it is destroyed on release. */
@@ -262,6 +278,9 @@ class PgAdapterImpl implements PgAdapter {
   /** A 26000 said a pooler stands in between (without -db.pooler transaction): logged once. */
   #poolerSeen = false;
 
+  /** Most requests waiting for a client of their own (pg-pool's queue); the lanes' queue has its own. */
+  readonly #maxWaiting: number;
+
   constructor(pool: pg.Pool, prepared: PreparedStatements, settings: PgAdapterSettings = {}) {
     this.#pool = pool;
     this.#prepared = prepared;
@@ -276,11 +295,16 @@ class PgAdapterImpl implements PgAdapter {
             }),
           ]
         : [];
+    this.#maxWaiting = settings.maxWaiting ?? DEFAULT_MAX_WAITING;
     this.#lanes = createLanes(pool, {
       limit: laneCount(pool.options.max),
       depth: LANE_DEPTH,
       stale: (client) => prepared.isStale(client),
       connectError: mapPgError,
+      maxWaiting: this.#maxWaiting,
+      overloaded,
+      gone: clientGone,
+      cancel: (client) => cancelBackend(pool.options, client),
     });
   }
 
@@ -294,29 +318,52 @@ class PgAdapterImpl implements PgAdapter {
    * the process. A client whose connection failed, whose ROLLBACK failed (it may still be inside a
    * transaction) or that was prepared before a schema change is destroyed, never reused.
    */
-  async #withClient<T>(fn: (client: pg.PoolClient, health: Health) => Promise<T>): Promise<T> {
+  async #withClient<T>(
+    fn: (client: pg.PoolClient, health: Health) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     this.#ensureOpen();
+    throwIfGone(signal);
+    // A request waits for a client behind at most #maxWaiting others (the server's own work does not count).
+    if (signal !== undefined && this.#pool.waitingCount >= this.#maxWaiting) throw overloaded();
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
     } catch (e) {
       throw mapPgError(e);
     }
+    if (isGone(signal)) {
+      client.release();
+      throw clientGone();
+    }
     let broken: Error | undefined;
     const fail = (e: unknown): void => {
       broken ??= asError(e);
     };
+    // The client is this request's alone: a cancel can meet only its statements, and the client
+    // goes back to the pool only once no cancel is on its way.
+    let settled = false;
+    const cancelling = cancelWhenGone(
+      signal,
+      () => cancelBackend(this.#pool.options, client),
+      () => settled,
+    );
     client.on('error', fail);
     try {
       return await fn(client, { fail, broken: () => broken !== undefined });
+    } catch (e) {
+      throw isGone(signal) ? clientGone(e) : e;
     } finally {
+      settled = true;
+      await cancelling.done();
       client.release(broken ?? this.#prepared.isStale(client));
       client.removeListener('error', fail);
     }
   }
 
-  query(sql: RenderedSql): Promise<QueryResult> {
-    return this.#oneSync(NO_OPENING, sql);
+  query(sql: RenderedSql, options?: RunOptions): Promise<QueryResult> {
+    const signal = options?.signal;
+    return this.#oneSync(signal === undefined ? NO_OPENING : { opening: [], mode: 'single', signal }, sql);
   }
 
   /**
@@ -325,9 +372,11 @@ class PgAdapterImpl implements PgAdapter {
    */
   async #oneSync(pipeline: Pipeline, sql: RenderedSql): Promise<QueryResult> {
     this.#ensureOpen();
+    const { signal } = pipeline;
+    throwIfGone(signal);
     return (
-      this.#lanes.run((lane) => this.#oneSyncOn(lane.client, lane.retire, pipeline, sql)) ??
-      this.#withClient((client, { fail }) => this.#oneSyncOn(client, fail, pipeline, sql))
+      this.#lanes.run((lane) => this.#oneSyncOn(lane.client, lane.retire, pipeline, sql), signal) ??
+      this.#withClient((client, { fail }) => this.#oneSyncOn(client, fail, pipeline, sql), signal)
     );
   }
 
@@ -371,6 +420,8 @@ class PgAdapterImpl implements PgAdapter {
     // A failed statement leaves its client usable (one-sync.ts knows which names PostgreSQL kept);
     // a failed connection, or a session the server ended (FATAL, e.g. a terminated backend), does not.
     if (endsSession(outcome.error)) fail(outcome.error);
+    // Its client went away: the failure is most likely the cancel of its statement.
+    if (isGone(pipeline.signal)) throw clientGone(outcome.error);
     if (outcome.index < opening.length) {
       throw this.#poolerError(outcome.error) ?? openingError(pipeline, outcome.error);
     }
@@ -406,8 +457,8 @@ class PgAdapterImpl implements PgAdapter {
   }
 
   /** BEGIN travels with the first statement: a one-statement transaction costs two round trips. */
-  transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T> {
-    return this.pipelined({ opening: [], mode: 'transaction' }, fn);
+  transaction<T>(fn: (tx: DbSession) => Promise<T>, options?: RunOptions): Promise<T> {
+    return this.pipelined({ opening: [], mode: 'transaction', signal: options?.signal }, fn);
   }
 
   pipelined<T>(pipeline: Pipeline, fn: (session: DbSession) => Promise<T>): Promise<T> {
@@ -447,6 +498,8 @@ class PgAdapterImpl implements PgAdapter {
       let statements = 0;
       const session: DbSession = {
         query: async (sql) => {
+          // A client gone mid-transaction: nothing more is sent, and the transaction rolls back.
+          throwIfGone(pipeline.signal);
           statements += 1;
           if (statements === 1) return first(sql);
           return send(this.#prepared.queryFor(client, sql));
@@ -454,6 +507,7 @@ class PgAdapterImpl implements PgAdapter {
       };
       try {
         const result = await fn(session);
+        throwIfGone(pipeline.signal);
         if (statements > 0) await send(COMMIT);
         return result;
       } finally {
@@ -465,7 +519,7 @@ class PgAdapterImpl implements PgAdapter {
           }
         }
       }
-    });
+    }, pipeline.signal);
   }
 
   async exec(sqlText: string): Promise<void> {
@@ -565,6 +619,7 @@ export async function createPgAdapter(
     ...(pooler === undefined ? {} : { pooler }),
     ...(options.statementTimeoutMs === undefined ? {} : { statementTimeoutMs: options.statementTimeoutMs }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...(options.maxWaiting === undefined ? {} : { maxWaiting: options.maxWaiting }),
   });
 }
 

@@ -19,8 +19,16 @@
 // transactions. A lane whose connection failed or that was prepared before a schema change is
 // retired: it takes no new request and goes back to the pool (destroyed) when its last request has
 // settled. A failing statement is no reason: one-sync.ts knows which names PostgreSQL kept.
+//
+// A request whose client went away (its signal aborted) leaves the queue at once. When every
+// request in flight on a lane has been abandoned, the statement its backend runs is cancelled
+// (pg-cancel.ts), again as each one settles, and the lane takes no new request until they have all
+// settled and no cancel is on its way — so a cancel never reaches another client's statement. A
+// lane that still carries a live request is not cancelled: that request's own statement could be
+// the one the cancel meets. At most `maxWaiting` requests queue; one more is refused at once.
 
 import type pg from 'pg';
+import { CANCEL_AGAIN_MS } from '../map-db-error.js';
 
 export interface Lane {
   readonly client: pg.PoolClient;
@@ -28,8 +36,17 @@ export interface Lane {
   readonly retire: () => void;
 }
 
+/** A request in flight on a lane, with its client's signal. */
+interface Running {
+  readonly signal: AbortSignal | undefined;
+}
+
 interface LaneState extends Lane {
   inflight: number;
+  readonly running: Set<Running>;
+  /** A cancel is on its way to the backend; `settledSince`: a request settled meanwhile. */
+  cancelling: boolean;
+  settledSince: boolean;
   corked: boolean;
   retired: boolean;
   /** Called once the lane has gone back to the pool (close waits for it). */
@@ -42,9 +59,11 @@ export interface Lanes {
    * the limit exist and every lane is busy; when every lane carries LANE_DEPTH requests, on the
    * first lane that frees. Undefined when no lane can take it (limit 0, closed, or every lane still
    * connecting): the caller checks out a client of its own.
-   * `fn` must send its work on the lane's client before its first `await`.
+   * `fn` must send its work on the lane's client before its first `await`. When `signal` aborts,
+   * a queued request is dropped (rejects with `gone()`) and a running one may be cancelled (above);
+   * a request that would queue behind `maxWaiting` others rejects with `overloaded()` at once.
    */
-  run<T>(fn: (lane: Lane) => Promise<T>): Promise<T> | undefined;
+  run<T>(fn: (lane: Lane) => Promise<T>, signal?: AbortSignal): Promise<T> | undefined;
   /**
    * Waits until every queued request has started, retires every lane, and resolves when each has
    * gone back to the pool.
@@ -71,12 +90,20 @@ export interface LaneOptions {
   readonly stale: (client: pg.PoolClient) => boolean;
   /** What a request fails with when its new lane could not connect. */
   readonly connectError: (e: unknown) => unknown;
+  /** At most this many requests wait in the queue. */
+  readonly maxWaiting: number;
+  /** What a request refused for a full queue, and one dropped for its client, fail with. */
+  readonly overloaded: () => unknown;
+  readonly gone: () => unknown;
+  /** Cancels what the client's backend runs; resolves once the cancel has been delivered. */
+  readonly cancel: (client: pg.PoolClient) => Promise<void>;
 }
 
 /** A request waiting for a lane: started on the lane given, or on a new lane when none is. */
 type Queued = (lane: LaneState | undefined) => void;
 
-export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }: LaneOptions): Lanes {
+export function createLanes(pool: pg.Pool, options: LaneOptions): Lanes {
+  const { limit, depth, stale, connectError } = options;
   const lanes: LaneState[] = [];
   let connecting = 0;
   let closed = false;
@@ -115,6 +142,9 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
     const lane: LaneState = {
       client,
       inflight: 0,
+      running: new Set(),
+      cancelling: false,
+      settledSince: false,
       corked: false,
       retired: false,
       retire: () => retire(lane),
@@ -126,19 +156,51 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
     return lane;
   };
 
-  const start = async <T>(lane: LaneState, fn: (lane: Lane) => Promise<T>): Promise<T> => {
+  /** Every request in flight on the lane was abandoned by its client. */
+  const abandoned = (lane: LaneState): boolean => {
+    if (lane.running.size === 0) return false;
+    for (const r of lane.running) if (r.signal?.aborted !== true) return false;
+    return true;
+  };
+
+  /** Cancels the statement an abandoned lane runs; sent again while none has settled since. */
+  const cancelAbandoned = (lane: LaneState): void => {
+    if (lane.cancelling || !abandoned(lane)) return;
+    lane.cancelling = true;
+    lane.settledSince = false;
+    void options.cancel(lane.client).then(() => {
+      lane.cancelling = false;
+      if (lane.settledSince) cancelAbandoned(lane);
+      else if (abandoned(lane)) setTimeout(() => cancelAbandoned(lane), CANCEL_AGAIN_MS).unref();
+      drain();
+    });
+  };
+
+  const start = async <T>(
+    lane: LaneState,
+    fn: (lane: Lane) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> => {
     lane.inflight += 1;
+    const running: Running = { signal };
+    lane.running.add(running);
+    const onAbort = (): void => cancelAbandoned(lane);
+    signal?.addEventListener('abort', onAbort, { once: true });
     cork(lane);
     try {
       return await fn(lane);
     } finally {
+      signal?.removeEventListener('abort', onAbort);
+      lane.running.delete(running);
       lane.inflight -= 1;
+      lane.settledSince = true;
+      cancelAbandoned(lane);
       if (lane.retired && lane.inflight === 0) release(lane);
       drain();
     }
   };
 
-  const connectThenStart = async <T>(fn: (lane: Lane) => Promise<T>): Promise<T> => {
+  const connectThenStart = async <T>(fn: (lane: Lane) => Promise<T>, signal?: AbortSignal): Promise<T> => {
     connecting += 1;
     let client: pg.PoolClient;
     try {
@@ -151,7 +213,11 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
     connecting -= 1;
     const lane = adopt(client);
     lanes.push(lane);
-    const running = start(lane, fn);
+    if (signal?.aborted === true) {
+      drain();
+      throw options.gone();
+    }
+    const running = start(lane, fn, signal);
     if (closed && queue.length === 0) retire(lane);
     return running;
   };
@@ -163,6 +229,8 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
       const lane = lanes[i];
       if (lane === undefined) continue;
       if (stale(lane.client)) retire(lane);
+      // A lane being cancelled, or whose requests were all abandoned, takes none until they settle.
+      else if (lane.cancelling || abandoned(lane)) continue;
       else if (best === undefined || lane.inflight <= best.inflight) best = lane;
     }
     return best;
@@ -187,22 +255,36 @@ export function createLanes(pool: pg.Pool, { limit, depth, stale, connectError }
     drained?.();
   }
 
-  const enqueue = <T>(fn: (lane: Lane) => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      queue.push((lane) => {
+  const enqueue = <T>(fn: (lane: Lane) => Promise<T>, signal?: AbortSignal): Promise<T> => {
+    if (queue.length >= options.maxWaiting) return Promise.reject(options.overloaded());
+    return new Promise<T>((resolve, reject) => {
+      const drop = (): void => {
+        const at = queue.indexOf(queued);
+        if (at >= 0) queue.splice(at, 1);
+        reject(options.gone());
+      };
+      const queued: Queued = (lane) => {
+        signal?.removeEventListener('abort', drop);
         // Settled either way into this promise: nothing is left unhandled.
-        void (lane === undefined ? connectThenStart(fn) : start(lane, fn)).then(resolve, reject);
-      });
+        void (lane === undefined ? connectThenStart(fn, signal) : start(lane, fn, signal)).then(
+          resolve,
+          reject,
+        );
+      };
+      signal?.addEventListener('abort', drop, { once: true });
+      queue.push(queued);
     });
+  };
 
   return {
-    run(fn) {
+    run(fn, signal) {
       if (limit <= 0 || closed) return undefined;
-      if (queue.length > 0) return enqueue(fn);
+      if (signal?.aborted === true) return Promise.reject(options.gone());
+      if (queue.length > 0) return enqueue(fn, signal);
       const at = place();
-      if (at === 'new') return connectThenStart(fn);
-      if (at !== undefined) return start(at, fn);
-      return lanes.length === 0 ? undefined : enqueue(fn);
+      if (at === 'new') return connectThenStart(fn, signal);
+      if (at !== undefined) return start(at, fn, signal);
+      return lanes.length === 0 ? undefined : enqueue(fn, signal);
     },
     async close() {
       closed = true;

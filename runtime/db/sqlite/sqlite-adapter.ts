@@ -8,7 +8,15 @@ import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';
 import type { RenderedSql } from '../../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../../compiler/types.js';
 import { internalError } from '../../../errors/rest-error.js';
-import type { DbAdapter, DbSession, QueryResult, Returning, Row, SchemaSnapshot } from '../adapter.js';
+import type {
+  DbAdapter,
+  DbSession,
+  QueryResult,
+  Returning,
+  Row,
+  RunOptions,
+  SchemaSnapshot,
+} from '../adapter.js';
 import type { AdapterOptions } from '../adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
 import {
@@ -19,7 +27,15 @@ import {
   localTimestamp,
   utcTimestamp,
 } from '../db-values.js';
-import { adapterClosed, connectionFailure, openFailure, sqlStateOf } from '../map-db-error.js';
+import {
+  adapterClosed,
+  clientGone,
+  connectionFailure,
+  isGone,
+  openFailure,
+  sqlStateOf,
+  throwIfGone,
+} from '../map-db-error.js';
 import { mapSqliteError, schemaMoved, SQLITE_ERROR, sqliteErrors } from './sqlite-errors.js';
 
 /** How a declared column type is compared (ColumnType) and how its values are read back. */
@@ -225,13 +241,24 @@ class SqliteAdapter implements DbAdapter {
     }
   }
 
-  query(sql: RenderedSql): Promise<QueryResult> {
-    return this.#outsideTransaction(() => this.#execute(sql));
+  // A statement runs synchronously to its end (nothing can interrupt it, docs/operations.md): a
+  // request whose client has gone is dropped only before it starts, or while it waits for the lock.
+  query(sql: RenderedSql, options?: RunOptions): Promise<QueryResult> {
+    const signal = options?.signal;
+    return this.#outsideTransaction(() => {
+      throwIfGone(signal);
+      return this.#execute(sql);
+    });
   }
 
-  async transaction<T>(fn: (tx: DbSession) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: DbSession) => Promise<T>, options?: RunOptions): Promise<T> {
     this.#ensureOpen();
+    throwIfGone(options?.signal);
     await this.#lock.acquire();
+    if (isGone(options?.signal)) {
+      this.#lock.release();
+      throw clientGone();
+    }
     let active = true;
     const tx: DbSession = {
       query: async (sql) => {

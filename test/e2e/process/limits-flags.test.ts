@@ -27,6 +27,7 @@ describe('limit flags (real process)', () => {
     [['-http.max_rows', '0'], {}, "http.max_rows '0' is not a whole number of rows, at least 1"],
     [['-http.max_rows=many'], {}, "http.max_rows 'many' is not a whole number of rows, at least 1"],
     [[], { REST_HTTP_MAX_ROWS: '-5' }, "http.max_rows '-5' is not a whole number of rows, at least 1"],
+    [['-db.max_waiting', 'none'], {}, "db.max_waiting 'none' is not a whole number of requests, at least 1"],
     [
       ['-db.statement_timeout', '10 seconds'],
       {},

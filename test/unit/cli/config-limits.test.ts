@@ -95,6 +95,15 @@ describe('loadConfig: limits', () => {
     expect([config.http.maxRows, config.db.statementTimeoutMs]).toEqual([7, 2000]);
   });
 
+  it('-db.max_waiting: absent leaves the adapters their default; flag > env > file', () => {
+    expect(load({}).db.maxWaiting).toBeUndefined();
+    const readFile = files({ 'rest.yml': 'db: {max_waiting: 40}' });
+    expect(load({ flags: { config: 'rest.yml' }, readFile }).db.maxWaiting).toBe(40);
+    const env = { REST_CONFIG: 'rest.yml', REST_DB_MAX_WAITING: '50' };
+    expect(load({ env, readFile }).db.maxWaiting).toBe(50);
+    expect(load({ flags: { 'db.max_waiting': '60' }, env, readFile }).db.maxWaiting).toBe(60);
+  });
+
   it('-db.statement_timeout 0 switches the limit off', () => {
     expect(load({ flags: { 'db.statement_timeout': '0' } }).db.statementTimeoutMs).toBe(0);
   });
@@ -107,6 +116,10 @@ describe('loadConfig: limits', () => {
       /db.statement_timeout '10 seconds' is not a duration /,
     ],
     [{ env: { REST_DB_STATEMENT_TIMEOUT: '-5s' } }, /db.statement_timeout '-5s' is not /],
+    [
+      { flags: { 'db.max_waiting': '0' } },
+      /db.max_waiting '0' is not a whole number of requests, at least 1/,
+    ],
   ])('refuses a bad value: %j', (sources, message) => {
     const e = errorOf(() => load(sources));
     expect(e.category).toBe('usage');
