@@ -54,7 +54,7 @@ export const GLOBAL_OPTIONS = {
   'db.max_waiting': {
     type: 'string',
     describe:
-      'most requests that may wait for a database connection; more → 503 overloaded with Retry-After, at once [env REST_DB_MAX_WAITING] (default 256)',
+      'most requests that may wait for a database connection; more are refused at once (503 overloaded, Retry-After) [env REST_DB_MAX_WAITING] (default 256)',
   },
   'http.max_rows': {
     type: 'string',
