@@ -49,6 +49,11 @@ export interface LoginSubject {
   readonly usernameKey?: string;
   /** The client's address as the server sees it (runtime/http/client-address.ts). */
   readonly address: string;
+  /**
+   * `register`: a registration, counted per client address on a counter of its own with the
+   * window and limit of failed logins from one address (`perAddress`). Default `login`.
+   */
+  readonly purpose?: 'login' | 'register';
 }
 
 /** One reserved attempt; exactly one of its methods is called when the credentials are judged. */
@@ -174,16 +179,25 @@ export function judge(
 }
 
 /**
- * The limit of a (username, client address) row: `perUsernameAndAddress`, or one failure per window
+ * Failures one client address keeps for a username that is under attack (failed `perUsername`
+ * times from all addresses): an owner's typo or two never lock the owner out.
+ */
+export const UNDER_ATTACK_ALLOWANCE = 3;
+
+/**
+ * The limit of a (username, client address) row: `perUsernameAndAddress`, or UNDER_ATTACK_ALLOWANCE
  * once the username has failed `perUsername` times from all addresses — only for an address that
- * already failed for it (`failedHere`), so the others cannot hold back one that has not.
+ * already failed for it (`failedHere`). So the per-username limit never refuses an address that
+ * has not itself failed more than its own allowance, whatever other addresses did.
  */
 export function usernameScopeLimit(
   limits: LoginLimits,
   failedHere: boolean,
   usernameFailures: number,
 ): number {
-  return failedHere && usernameFailures >= limits.perUsername ? 1 : limits.perUsernameAndAddress;
+  return failedHere && usernameFailures >= limits.perUsername
+    ? Math.min(UNDER_ATTACK_ALLOWANCE, limits.perUsernameAndAddress)
+    : limits.perUsernameAndAddress;
 }
 
 /**
@@ -219,6 +233,7 @@ interface Scope {
 
 function scopesOf(subject: LoginSubject): readonly Scope[] {
   const address = addressKey(subject.address);
+  if (subject.purpose === 'register') return [{ key: `r ${address}`, usernameKey: null }];
   const byAddress: Scope = { key: `a ${address}`, usernameKey: null };
   if (subject.usernameKey === undefined) return [byAddress];
   const usernameKey = usernameKeyOf(subject.usernameKey);
@@ -298,10 +313,10 @@ export function createLoginRateLimiter(options: RateLimiterOptions): LoginRateLi
       ]);
       const states = new Map((await tx.query(select)).rows.map((r) => [text(r['throttle_key']), stateOf(r)]));
       const missing = scopes.filter((s) => !states.has(s.key));
-      if (missing.length > 0) return { kind: 'missing', scopes: missing };
       const checks = [];
       for (const scope of scopes) {
-        const state = states.get(scope.key) as ThrottleState;
+        const state = states.get(scope.key);
+        if (state === undefined) continue;
         let limit = limits.perAddress;
         if (scope.usernameKey !== null) {
           const failedHere = liveCounts(state, now, windowMs).failures > 0;
@@ -314,6 +329,9 @@ export function createLoginRateLimiter(options: RateLimiterOptions): LoginRateLi
         checks.push({ state, limit });
       }
       const verdict = judge(checks, now, windowMs);
+      // A client address already refused creates no row for a new username: refused as it is.
+      if (missing.length > 0)
+        return verdict.kind === 'refuse' ? verdict : { kind: 'missing', scopes: missing };
       if (verdict.kind === 'go') {
         await tx.query(
           statement(adapter, [

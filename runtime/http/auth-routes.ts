@@ -120,7 +120,8 @@ async function needsSetup<T>(deps: AuthRoutesDeps, work: () => Promise<T>): Prom
   try {
     return await work();
   } catch (e) {
-    const fromDatabase = !isRestError(e) || e.category === 'internal';
+    // A missing auth table reads as a table that changed while serving (schema_changed).
+    const fromDatabase = !isRestError(e) || e.category === 'internal' || e.code === 'schema_changed';
     if (fromDatabase && !(await deps.isSetUp())) throw notSetup(e);
     throw e;
   }
@@ -134,7 +135,16 @@ const routes: Readonly<Record<string, AuthRoute>> = {
   },
   '/auth/register': async (deps, req) => {
     const credentials = parseCredentials(await readJsonBody(req));
-    const user = await needsSetup(deps, () => registerUser(deps.adapter, credentials, hasherOption(deps)));
+    const address = clientAddress(req, deps.trustProxy);
+    const user = await needsSetup(deps, async () => {
+      // Each registration from a client address counts, whatever its outcome (docs/authentication.md).
+      const attempt = await deps.limiter.begin({ address, purpose: 'register' });
+      try {
+        return await registerUser(deps.adapter, credentials, hasherOption(deps));
+      } finally {
+        await attempt.failed();
+      }
+    });
     return { status: 201, body: { id: user.id, username: user.username } };
   },
   '/auth/login': async (deps, req) => {

@@ -7,6 +7,7 @@ import type { DialectName } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import {
   DEFAULT_LOGIN_LIMITS,
+  UNDER_ATTACK_ALLOWANCE,
   STALE_PENDING_MS,
   createLoginRateLimiter,
 } from '../../runtime/auth/rate-limiter.js';
@@ -157,7 +158,9 @@ describe.each(ALL_KINDS)('login throttle on %s', (kind: DialectName) => {
       for (const address of ['198.51.100.1', '198.51.100.2']) {
         for (let i = 0; i < 5; i++) await fail(attacker, { usernameKey: victim, address });
       }
-      await fail(attacker, { usernameKey: victim, address: '198.51.100.3' });
+      // Under attack an address keeps its own allowance of UNDER_ATTACK_ALLOWANCE failures, no more.
+      for (let i = 0; i < UNDER_ATTACK_ALLOWANCE; i++)
+        await fail(attacker, { usernameKey: victim, address: '198.51.100.3' });
       const held = await refusal(attacker.begin({ usernameKey: victim, address: '198.51.100.3' }));
       expect(held.code).toBe('too_many_attempts');
       // The owner, who never failed from home, is never refused however the attack goes on.
@@ -165,8 +168,12 @@ describe.each(ALL_KINDS)('login throttle on %s', (kind: DialectName) => {
         await fail(attacker, { usernameKey: victim, address: `198.51.100.${10 + round}` });
         await (await owner.begin({ usernameKey: victim, address: '203.0.113.1' })).succeeded();
       }
-      // The owner mistyped once, at the office: held back for at most one window, never renewed.
+      // The owner mistyped once, at the office, while the attack goes on: never refused for it.
       await fail(owner, { usernameKey: victim, address: '203.0.113.2' });
+      await (await owner.begin({ usernameKey: victim, address: '203.0.113.2' })).succeeded();
+      // Failing past the allowance from there holds that address back for at most one window.
+      for (let i = 0; i < UNDER_ATTACK_ALLOWANCE; i++)
+        await fail(owner, { usernameKey: victim, address: '203.0.113.2' });
       const mistyped = await refusal(owner.begin({ usernameKey: victim, address: '203.0.113.2' }));
       expect(Number(mistyped.headers['Retry-After'])).toBeLessThanOrEqual(DEFAULT_LOGIN_LIMITS.windowSeconds);
       now += WINDOW_MS / 2;
@@ -175,6 +182,41 @@ describe.each(ALL_KINDS)('login throttle on %s', (kind: DialectName) => {
       for (let i = 0; i < 10; i++)
         await fail(attacker, { usernameKey: victim, address: `198.51.100.${30 + i}` });
       await (await owner.begin({ usernameKey: victim, address: '203.0.113.2' })).succeeded();
+    });
+
+    it('adds no row for a new username once the client address is refused', async () => {
+      const limiter = limiterOn(first);
+      const address = '192.0.2.77';
+      const rows = async (): Promise<number> =>
+        Number(
+          (
+            await first.query({
+              text: `SELECT COUNT(*) AS n FROM auth_login_throttle WHERE throttle_key LIKE ${first.dialect.placeholder(1)}`,
+              values: [`% ${address}%`],
+            })
+          ).rows[0]?.['n'],
+        );
+      for (let i = 0; i < DEFAULT_LOGIN_LIMITS.perAddress; i++)
+        await fail(limiter, { usernameKey: `guess${i}`, address });
+      const before = await rows();
+      expect(before).toBe(DEFAULT_LOGIN_LIMITS.perAddress + 1);
+      for (let i = 0; i < 50; i++) {
+        const refused = await refusal(limiter.begin({ usernameKey: `new${i}`, address }));
+        expect(refused.code).toBe('too_many_attempts');
+      }
+      expect(await rows()).toBe(before);
+    });
+
+    it('counts registrations per client address on a counter of their own', async () => {
+      const limiter = limiterOn(first);
+      const address = '192.0.2.88';
+      for (let i = 0; i < DEFAULT_LOGIN_LIMITS.perAddress; i++)
+        await (await limiter.begin({ address, purpose: 'register' })).failed();
+      const refused = await refusal(limiter.begin({ address, purpose: 'register' }));
+      expect(refused.code).toBe('too_many_attempts');
+      expect(Number(refused.headers['Retry-After'])).toBeGreaterThan(0);
+      // Logins from that address are not held back by its registrations.
+      await (await limiter.begin({ usernameKey: 'someone', address })).succeeded();
     });
 
     it('ends a window: refused addresses may try again once it is over', async () => {
@@ -219,10 +261,11 @@ describe.each(ALL_KINDS)('login throttle on %s', (kind: DialectName) => {
       await fail(limiter, hit);
       expect(await lockedUntil('lockme')).toBe(start + WINDOW_MS);
       expect((await refusal(limiter.begin(hit))).code).toBe('too_many_attempts');
-      // Under attack (10 failures from all addresses): an address that failed once is refused too.
+      // Under attack (10 failures from all addresses): an address that used up its allowance is refused too.
       const other = { usernameKey: 'spread', address: '192.0.2.21' };
-      for (let i = 0; i < 9; i++)
+      for (let i = 0; i < 10; i++)
         await fail(limiter, { usernameKey: 'spread', address: `192.0.2.${30 + i}` });
+      for (let i = 0; i < UNDER_ATTACK_ALLOWANCE - 1; i++) await fail(limiter, other);
       expect(await lockedUntil('spread')).toBeUndefined();
       await fail(limiter, other);
       expect(await lockedUntil('spread')).toBe(start + WINDOW_MS);
