@@ -5,7 +5,8 @@
 // requests waiting for a connection than -db.max_waiting are refused at once with 503 overloaded
 // and Retry-After. The slow statement is a BEFORE INSERT trigger that sleeps far longer than the
 // bound the checks poll with, and the statement timeout is longer still: what ends the statements
-// early is the cancel. SQLite runs each statement to its end (docs/operations.md): no case here.
+// early is the cancel. The burst of the last case closes 5 ms after sending, as an attacker's
+// clients would. SQLite runs each statement to its end (docs/operations.md): no case here.
 
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -215,6 +216,31 @@ for (const target of TARGETS) {
           POLL_LIMIT_MS,
         );
         expect(await sql.count('slow')).toBe(0);
+      }, 90_000);
+
+      it(`${ABANDONED} slow writes whose clients close 5 ms after sending: nothing of theirs runs or is written`, async () => {
+        const { sql, http, token } = ctx();
+        const sockets = await Promise.all(
+          Array.from({ length: ABANDONED }, (_, i) =>
+            sendAndHold(ctx().server.url, '/slow', token, JSON.stringify({ body: `burst ${i}` })),
+          ),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        for (const socket of sockets) socket.destroy();
+        // Some requests may reach the database only after their client closed; nothing of theirs
+        // is running on ten looks in a row (one that ran to its end would sleep SLEEP_S).
+        let quiet = 0;
+        await pollUntil(
+          'no slow write is running, ten looks in a row',
+          async () => {
+            quiet = (await slowRunning(sql, kind)) === 0 ? quiet + 1 : 0;
+            return quiet >= 10;
+          },
+          POLL_LIMIT_MS,
+        );
+        expect(await sql.count('slow')).toBe(0);
+        const write = await http.post('/quick', { body: 'after the burst' }, bearer(token));
+        expect(write.status, write.text).toBe(201);
       }, 90_000);
     },
   );
