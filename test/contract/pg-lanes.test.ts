@@ -279,4 +279,47 @@ describe('lanes [postgres]', () => {
     await adapter.close();
     expect((await running).map((a) => a.rows[0]?.['v'])).toEqual(Array.from({ length: count }, (_, i) => i));
   });
+
+  // Clients that go away (RunOptions.signal): the lane of a pool of 2 carries LANE_DEPTH statements
+  // that would sleep 30 s; the test's own timeout is far shorter, so only cancels let it pass.
+  serverIt()(
+    'abandoned statements on a lane are cancelled, a queued one never runs, one past max_waiting is refused',
+    async () => {
+      const pool = new pg.Pool({ connectionString: db.url, max: 2, pipeline: true } as pg.PoolConfig);
+      const adapter = pgAdapterOnPool(pool, { maxWaiting: 1 });
+      adapters.push(adapter);
+      await pidOf(adapter);
+      const sleepers = Array.from({ length: LANE_DEPTH }, () => {
+        const gone = new AbortController();
+        const outcome = adapter.query(sql('SELECT pg_sleep(30)'), { signal: gone.signal }).then(
+          () => 'ran',
+          (e: unknown) => (isRestError(e) ? e.code : 'other'),
+        );
+        return { gone, outcome };
+      });
+      // The lane is full: this one waits in the queue, the next is one too many.
+      const queuedGone = new AbortController();
+      const queued = adapter
+        .query(sql("INSERT INTO notes VALUES (900, 'never')"), { signal: queuedGone.signal })
+        .then(
+          () => 'ran',
+          (e: unknown) => (isRestError(e) ? e.code : 'other'),
+        );
+      const refused = await adapter.query(sql('SELECT 1'), { signal: new AbortController().signal }).then(
+        () => 'ran',
+        (e: unknown) => (isRestError(e) ? [e.code, e.headers] : 'other'),
+      );
+      expect(refused).toEqual(['overloaded', { 'Retry-After': '1' }]);
+      queuedGone.abort();
+      expect(await queued).toBe('client_gone');
+      for (const { gone } of sleepers) gone.abort();
+      expect(await Promise.all(sleepers.map((s) => s.outcome))).toEqual(
+        Array.from({ length: LANE_DEPTH }, () => 'client_gone'),
+      );
+      // The lane serves again, and the queued write never ran.
+      const rows = await adapter.query(sql('SELECT count(*)::int AS n FROM notes WHERE id = 900'));
+      expect(rows.rows).toEqual([{ n: 0 }]);
+    },
+    15_000,
+  );
 });
