@@ -28,7 +28,12 @@ export interface SessionSubject {
 export interface OpenedSession {
   readonly sid: string;
   readonly refreshToken: string;
+  /** The user's oldest live sessions this login ended (over MAX_LIVE_SESSIONS). */
+  readonly ended: number;
 }
+
+/** Live sessions one user may have: a new login ends the oldest beyond this (docs/authentication.md). */
+export const MAX_LIVE_SESSIONS = 100;
 
 /**
  * A digest of a user's password hash and admin flag. A session keeps the stamp it was made with;
@@ -74,14 +79,36 @@ export async function openSession(
   const now = nowOf(options);
   const sid = newSessionId();
   const sql = boundSql(adapter.dialect);
-  const refreshToken = await adapter.transaction(async (tx) => {
+  const { refreshToken, ended } = await adapter.transaction(async (tx) => {
     await tx.query(
       sql`INSERT INTO auth_sessions (id, user_id, user_stamp, created_at, expires_at, revoked_at) VALUES (${sid}, ${subject.id}, ${subject.stamp}, ${now}, ${now + options.refreshTtlSeconds * 1000}, ${null})`,
     );
-    return issueRefreshToken(tx, adapter, sid);
+    const token = await issueRefreshToken(tx, adapter, sid);
+    return { refreshToken: token, ended: await endOldestSessions(tx, adapter, subject.id, sid, now) };
   });
   await deleteEndedSessions(adapter, subject.id, now);
-  return { sid, refreshToken };
+  return { sid, refreshToken, ended };
+}
+
+/**
+ * Revokes the user's live sessions beyond the newest MAX_LIVE_SESSIONS (`keep`, the new one, always
+ * stays), by key like every write here; returns how many it ended.
+ */
+async function endOldestSessions(
+  tx: DbSession,
+  adapter: DbAdapter,
+  userId: number,
+  keep: string,
+  now: number,
+): Promise<number> {
+  const sql = boundSql(adapter.dialect);
+  const { rows } = await tx.query(
+    sql`SELECT id FROM auth_sessions WHERE user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${now} ORDER BY created_at DESC, id DESC`,
+  );
+  const ids = rows.map((row) => String(row['id'])).filter((id) => id !== keep);
+  const over = ids.slice(MAX_LIVE_SESSIONS - 1);
+  for (const id of over) await tx.query(sql`UPDATE auth_sessions SET revoked_at = ${now} WHERE id = ${id}`);
+  return over.length;
 }
 
 const CLEANUP_BATCH = 100;
@@ -181,7 +208,7 @@ export async function rotateRefreshToken(
     return {
       kind: 'rotated',
       user,
-      session: { sid, refreshToken: await issueRefreshToken(tx, adapter, sid) },
+      session: { sid, refreshToken: await issueRefreshToken(tx, adapter, sid), ended: 0 },
     };
   });
 }

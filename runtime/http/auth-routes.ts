@@ -160,6 +160,8 @@ const routes: Readonly<Record<string, AuthRoute>> = {
       refreshTtlSeconds: deps.refreshTtlSeconds,
       now: deps.sessionClock.now,
     });
+    // Past the cap of live sessions the oldest ended: their tokens stop working like any revocation.
+    if (session.ended > 0) deps.userChanged(user.id);
     return tokenPair(deps, user, session);
   },
   // Without a body logging out is the client forgetting its token (docs/authentication.md); with a refresh
