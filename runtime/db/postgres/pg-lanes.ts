@@ -20,12 +20,14 @@
 // retired: it takes no new request and goes back to the pool (destroyed) when its last request has
 // settled. A failing statement is no reason: one-sync.ts knows which names PostgreSQL kept.
 //
-// A request whose client went away (its signal aborted) leaves the queue at once. When every
-// request in flight on a lane has been abandoned, the statement its backend runs is cancelled
-// (pg-cancel.ts), again as each one settles, and the lane takes no new request until they have all
-// settled and no cancel is on its way — so a cancel never reaches another client's statement. A
-// lane that still carries a live request is not cancelled: that request's own statement could be
-// the one the cancel meets. At most `maxWaiting` requests queue; one more is refused at once.
+// A request whose client went away (its signal aborted) leaves the queue at once. A lane runs its
+// requests in the order they were sent, so the oldest in flight is the one its backend runs: when
+// that one was abandoned, its statement is cancelled (pg-cancel.ts), again as each request settles
+// while the oldest is abandoned, and the lane takes no new request until no cancel is on its way.
+// A cancel that arrives just as the abandoned statement ends meets the next one on the lane, which
+// then fails like a timed-out statement (503, retryable); waiting instead would hold that request,
+// and the server's own queries, behind a statement nobody reads. At most `maxWaiting` requests
+// queue; one more is refused at once.
 
 import type pg from 'pg';
 import { CANCEL_AGAIN_MS } from '../map-db-error.js';
@@ -156,11 +158,10 @@ export function createLanes(pool: pg.Pool, options: LaneOptions): Lanes {
     return lane;
   };
 
-  /** Every request in flight on the lane was abandoned by its client. */
+  /** The request the lane's backend runs (the oldest in flight) was abandoned by its client. */
   const abandoned = (lane: LaneState): boolean => {
-    if (lane.running.size === 0) return false;
-    for (const r of lane.running) if (r.signal?.aborted !== true) return false;
-    return true;
+    for (const r of lane.running) return r.signal?.aborted === true;
+    return false;
   };
 
   /** Cancels the statement an abandoned lane runs; sent again while none has settled since. */
@@ -229,7 +230,7 @@ export function createLanes(pool: pg.Pool, options: LaneOptions): Lanes {
       const lane = lanes[i];
       if (lane === undefined) continue;
       if (stale(lane.client)) retire(lane);
-      // A lane being cancelled, or whose requests were all abandoned, takes none until they settle.
+      // A lane being cancelled, or running an abandoned request, takes none until that settles.
       else if (lane.cancelling || abandoned(lane)) continue;
       else if (best === undefined || lane.inflight <= best.inflight) best = lane;
     }
