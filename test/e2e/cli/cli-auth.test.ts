@@ -108,6 +108,8 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       ['a username with a zero-width space', ['da\u200bve', 'password123', 'false'], /username/],
       ['a username with U+034F', ['ad\u034Fmin', 'password123', 'false'], /invisible characters/],
       ['a username with U+3164', ['admin\u3164', 'password123', 'false'], /invisible characters/],
+      ['a username of U+2800 alone', ['\u2800', 'password123', 'false'], /blank-rendering/],
+      ['a username with a no-break space', ['adm\u00A0in', 'password123', 'false'], /no-break spaces/],
       ['a username with a leading combining mark', ['\u0301dave', 'password123', 'false'], /combining mark/],
       ['is_admin other than true or false', ['dave', 'password123', 'yes'], /is_admin must be true or false/],
     ])('auth user add refuses %s with exit 2 and writes nothing', async (_what, args, message) => {
