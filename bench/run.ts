@@ -241,20 +241,28 @@ async function addTeamPolicies(c: ContenderState, adminToken: string): Promise<s
   }
 }
 
-async function registerUsers(baseUrl: string, users: readonly Credentials[]): Promise<string | undefined> {
+/**
+ * Creates the login workload's users as an admin through `/auth_users` (registration from one
+ * address is throttled like failed logins, docs/authentication.md).
+ */
+async function registerUsers(
+  baseUrl: string,
+  users: readonly Credentials[],
+  adminToken: string,
+): Promise<string | undefined> {
   for (let i = 0; i < users.length; i += 4) {
     const answers = await Promise.all(
       users.slice(i, i + 4).map((u) =>
         send(baseUrl, {
           method: 'POST',
-          path: '/auth/register',
-          headers: { 'content-type': 'application/json' },
+          path: '/auth_users',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
           body: JSON.stringify(u),
         }),
       ),
     );
     const bad = answers.find((a) => a.status !== 201);
-    if (bad !== undefined) return `registering login users: POST /auth/register answered ${bad.status}`;
+    if (bad !== undefined) return `creating login users: POST /auth_users answered ${bad.status}`;
   }
   return undefined;
 }
@@ -992,7 +1000,7 @@ async function main(): Promise<number> {
     );
     const sessionReads = readRequests(sessionData?.tokens ?? [], seededRandom(23));
     const registerFailure = isUsable(portable)
-      ? await registerUsers(portable.server.baseUrl, loginUsers)
+      ? await registerUsers(portable.server.baseUrl, loginUsers, adminToken)
       : undefined;
 
     const probeUsers = [1, Math.ceil(options.data.users / 2), options.data.users].map(tokenOf);
