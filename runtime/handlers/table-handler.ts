@@ -18,7 +18,7 @@ import {
   unverifiable,
   type StoredJudgement,
 } from '../enforce/stored-checks.js';
-import { selectedColumns } from '../plan/columns.js';
+import { columnOf, selectedColumns } from '../plan/columns.js';
 import { planRead, type ReadRequest } from '../plan/plan-read.js';
 import {
   conflictWhere,
@@ -39,13 +39,12 @@ import { whereClause } from '../plan/where.js';
 import {
   planCreate,
   planUpdate,
+  storedShape,
   type WriteCapabilities,
   type WritePlan,
   type WritePolicy,
 } from '../plan/write-plan.js';
 import { actionOf, type ChangeOptions, type ParsedRequest } from '../request/types.js';
-import { columnOf } from '../plan/columns.js';
-import { checkColumnName } from '../plan/plan-write.js';
 import { singularMismatch } from '../request/parse-pgrst.js';
 
 export interface TableHandlerDeps {
@@ -373,11 +372,9 @@ function meetingCtx(ctx: Ctx, action: 'update' | 'read', authorization: Authoriz
   };
 }
 
-function shapeFor(ctx: Ctx, columns: readonly ColumnInfo[]): StoredShape {
-  return ctx.check === undefined
-    ? { columns }
-    : { columns, check: { name: checkColumnName(ctx.table), predicate: ctx.check } };
-}
+/** What a write of an upsert hands back: these columns, and the check of `ctx`'s policy, judged after. */
+const shapeFor = (ctx: Ctx, columns: readonly ColumnInfo[]): StoredShape =>
+  storedShape(ctx.table, writePolicy(ctx), columns, false);
 
 /** ` WHERE` on `row`'s conflict values, and the policy predicate of `side` where it has one. */
 function meetWhere(side: Ctx, conflict: readonly ColumnInfo[], row: WriteRow): SqlFragment {

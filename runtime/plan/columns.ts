@@ -29,6 +29,13 @@ export function columnOf(table: TableInfo, name: string, use: ColumnUse): Column
 export const operandOf = (column: ColumnInfo, dialect: Dialect): Operand =>
   column.valueKind === 'timestamp' ? dialect.timestampOperand : PLAIN_OPERAND;
 
+/** `wanted`, or it with underscores in front: a column alias no column of `table` has. */
+export function freeAlias(table: TableInfo, wanted: string): string {
+  let name = wanted;
+  while (table.columnsByName.has(name)) name = `_${name}`;
+  return name;
+}
+
 export function selectedColumns(table: TableInfo, select: Select): readonly ColumnInfo[] {
   return select === undefined
     ? table.columns.filter((c) => !isSecretColumn(table.name, c.name))

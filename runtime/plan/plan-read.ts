@@ -5,7 +5,7 @@ import { SqlBuilder, type SqlFragment } from '../../compiler/sql/fragment.js';
 import { internalError } from '../../errors/rest-error.js';
 import type { ColumnInfo, TableInfo } from '../db/adapter.js';
 import type { OrderItem, ParsedRequest } from '../request/types.js';
-import { columnOf, operandOf, selectedColumns } from './columns.js';
+import { columnOf, freeAlias, operandOf, selectedColumns } from './columns.js';
 import { whereClause } from './where.js';
 
 export type ReadRequest = Extract<ParsedRequest, { kind: 'list' | 'get' | 'count' }>;
@@ -19,13 +19,6 @@ export interface ReadPlan {
    * policies let through (a window count, computed before the LIMIT), to be taken off the rows.
    */
   readonly totalColumn?: string;
-}
-
-/** A column alias no column of `table` has. */
-function freeAlias(table: TableInfo, wanted: string): string {
-  let name = wanted;
-  while (table.columnsByName.has(name)) name = `_${name}`;
-  return name;
 }
 
 export function appendColumnList(b: SqlBuilder, columns: readonly ColumnInfo[]): void {

@@ -9,7 +9,7 @@ import type { JsonObject } from '../request/types.js';
 import type { WriteRow } from '../enforce/authorizer.js';
 import { driverValue } from './bind.js';
 import { checkDeclaredLength, coerceBodyValue } from './coerce-value.js';
-import { columnOf } from './columns.js';
+import { columnOf, freeAlias } from './columns.js';
 import { appendColumnList } from './plan-read.js';
 
 /** A body object → column values validated against their types (unknown column → 400). */
@@ -48,11 +48,7 @@ export interface StoredCheck {
 }
 
 /** A column alias no column of `table` has. */
-export function checkColumnName(table: TableInfo): string {
-  let name = 'rest_check';
-  while (table.columnsByName.has(name)) name = `_${name}`;
-  return name;
-}
+export const checkColumnName = (table: TableInfo): string => freeAlias(table, 'rest_check');
 
 /** What a write hands back per stored row: these columns, then the check's flag. */
 export interface StoredShape {

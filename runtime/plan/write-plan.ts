@@ -75,7 +75,7 @@ export type WritePlan =
   | { readonly kind: 'transaction'; readonly stored: StoredShape; readonly readBack: ReadBack };
 
 /** The stored rows' columns, and the check as a flag column when the policy has one. */
-function storedShape(
+export function storedShape(
   table: TableInfo,
   policy: WritePolicy,
   columns: readonly ColumnInfo[],
