@@ -30,7 +30,9 @@ const RUNTIME_VOCABULARY = ['config.ts', 'logger.ts'];
 const COMPILER_ROOMS = [
   ['index.ts'],
   ['rls'],
-  ['policy-set.ts', 'escalations.ts', 'columns.ts'],
+  ['policy-set.ts', 'escalations.ts'],
+  ['column-rules.ts'],
+  ['columns.ts'],
   ['sql', 'evaluate.ts', 'cycles.ts'],
   ['analyze.ts', 'resolve.ts'],
   ['scope.ts', 'semantics.ts'],

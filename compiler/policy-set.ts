@@ -19,6 +19,7 @@ import {
 } from './evaluate.js';
 import { resolvePolicies, type Resolution } from './resolve.js';
 import type { SchemaTypes } from './scope.js';
+import { columnRulesOf, type ColumnRules, type UsableRow } from './column-rules.js';
 import { compileToSql } from './sql/compile-predicate.js';
 import type { Dialect } from './sql/dialect.js';
 import type { SqlFragment } from './sql/fragment.js';
@@ -69,6 +70,13 @@ export interface CompiledPolicy {
   readonly missingColumns: readonly string[];
   /** Chosen rows that do not parse or do not type-check on this table. */
   readonly issues: readonly PolicyIssue[];
+  /** The chosen rows that parse and type-check (those `expr` OR-s), with their expressions. */
+  readonly usable: readonly UsableRow[];
+  /**
+   * What the usable rows' `columns` let a caller read and write (compiler/column-rules.ts), built
+   * on first use; undefined when each of them grants every column.
+   */
+  readonly columnRules: ColumnRules | undefined;
   /** Columns `c` of top-level AND conjuncts `c = auth_user.id`: filled with the user's id on create. */
   readonly ownerColumns: readonly string[];
   /**
@@ -160,6 +168,7 @@ function visibleRows(policy: CompiledPolicy | undefined): Expr {
 function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: PolicyContext): CompiledPolicy {
   const issues: PolicyIssue[] = [];
   const usable: Expr[] = [];
+  const usableRows: UsableRow[] = [];
   const missing = new Set<string>();
   const table = resolution.table;
   const relation = ctx.schema === undefined ? { table } : { table, schema: ctx.schema };
@@ -199,6 +208,7 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
       });
     } else {
       usable.push(p.expr);
+      usableRows.push(Object.freeze({ row, expr: p.expr }));
     }
   }
   const expr: Expr =
@@ -213,17 +223,19 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
   const innerExpr = (t: string): Expr => visibleRows(inlined.get(t) ?? ctx.readPolicy(t));
   // The evaluator and this dialect's predicate are built when first asked for: a request's
   // decision needs both, `compileRls` (which writes its own native SQL from `expr`) neither.
+  const evalRelations = {
+    ...relation,
+    innerCondition: (t: string) => {
+      const policy = inlined.get(t) ?? ctx.readPolicy(t);
+      return policy === undefined || policy.missingColumns.length > 0
+        ? undefined
+        : conditions.get(policy)?.();
+    },
+  };
   let conditionMemo: CompiledCondition | undefined;
   const condition = (): CompiledCondition =>
-    (conditionMemo ??= compileCondition(expr, columns, {
-      ...relation,
-      innerCondition: (t) => {
-        const policy = inlined.get(t) ?? ctx.readPolicy(t);
-        return policy === undefined || policy.missingColumns.length > 0
-          ? undefined
-          : conditions.get(policy)?.();
-      },
-    }));
+    (conditionMemo ??= compileCondition(expr, columns, evalRelations));
+  let rulesMemo: { readonly rules: ColumnRules | undefined } | undefined;
   const compilePart = (part: Expr): SqlFragment =>
     compileToSql(part, ctx.dialect, { columns, ...relation, inline: innerExpr });
   let filterMemo: Decision | undefined;
@@ -243,6 +255,11 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
     schema: ctx.schema,
     missingColumns,
     issues: Object.freeze(issues),
+    usable: Object.freeze(usableRows),
+    get columnRules(): ColumnRules | undefined {
+      rulesMemo ??= { rules: usableAtAll ? columnRulesOf(usableRows, columns, evalRelations) : undefined };
+      return rulesMemo.rules;
+    },
     ownerColumns: usableAtAll ? ownerColumnsOf(expr) : Object.freeze([]),
     get predicate(): SqlFragment {
       return (filter() as { readonly predicate: SqlFragment }).predicate;

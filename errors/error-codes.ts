@@ -171,8 +171,14 @@ export const ERROR_CODES = {
   },
   owner_mismatch: { category: 'forbidden', meaning: "a new row's owner column is not the user's own id" },
   protected_column: {
-    category: 'forbidden',
-    meaning: 'a non-admin writes `id`, `password` or `is_admin` of `auth_users`',
+    category: POLICY_DENIAL,
+    meaning:
+      'a body sets a column no policy lets the caller write on this row, or a non-admin writes `id`, `password` or `is_admin` of `auth_users`; nothing is written (an anonymous user gets `unauthenticated`)',
+  },
+  hidden_column: {
+    category: POLICY_DENIAL,
+    meaning:
+      '`select`, a filter, `order` or `on_conflict` names a column the policies hide from the caller (an anonymous user gets `unauthenticated`)',
   },
   policy_column_missing: {
     category: POLICY_DENIAL,

@@ -18,7 +18,7 @@ const protectedColumn = (column: string): RestError =>
   new RestError(
     'protected_column',
     `only an admin may write ${column} of auth_users${column === 'password' ? '; change your own password with POST /auth/password' : ''}`,
-    { details: { table: AUTH_USERS_TABLE, column } },
+    { details: { table: AUTH_USERS_TABLE, column }, category: 'forbidden' },
   );
 
 function refuseProtected(row: WriteRow): void {

@@ -8,6 +8,7 @@ import type { SqlFragment } from '../../compiler/sql/fragment.js';
 import type { Action, AuthUser } from '../../compiler/types.js';
 import type { DbSession, Row, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import type { DenyReason } from './denials.js';
+import type { RequestColumns } from './request-columns.js';
 
 /** Column values of one row to write, validated against the schema (JSON columns hold JS values). */
 export type WriteRow = Readonly<Record<string, unknown>>;
@@ -44,7 +45,12 @@ export interface WriteGuard {
 }
 
 export type Authorization =
-  | { readonly kind: 'allow'; readonly guard?: WriteGuard }
+  | {
+      readonly kind: 'allow';
+      readonly guard?: WriteGuard;
+      /** The column rules of the request (docs/policy-language.md); none: every column. */
+      readonly columns?: RequestColumns;
+    }
   | {
       readonly kind: 'filter';
       /** AND-ed into the WHERE of read, read_mine, update and delete (not create). */
@@ -55,6 +61,7 @@ export type Authorization =
        */
       readonly check?: SqlFragment;
       readonly guard?: WriteGuard;
+      readonly columns?: RequestColumns;
     }
   | { readonly kind: 'deny'; readonly reason?: DenyReason };
 

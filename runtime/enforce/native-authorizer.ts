@@ -9,6 +9,7 @@ import type { SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import type { Authorization, Authorizer, PolicySource } from './authorizer.js';
 import { decideInProcess } from './decide.js';
 import { ownerPreset } from './portable-authorizer.js';
+import { nativeCondition, requestColumns } from './request-columns.js';
 
 export interface RlsSync {
   /**
@@ -35,7 +36,9 @@ export function createNativeAuthorizer(deps: NativeAuthorizerDeps): Authorizer {
       if (decision.kind === 'deny') return decision;
       await deps.rls.ensure(table, compiled, schema);
       const guard = action === 'create' && decision.kind === 'filter' ? ownerPreset(policy, user) : undefined;
-      return guard === undefined ? ALLOW : { kind: 'allow', guard };
+      const columns = requestColumns({ ...request, ...decided }, nativeCondition);
+      if (columns === undefined) return guard === undefined ? ALLOW : { kind: 'allow', guard };
+      return { kind: 'allow', columns, ...(guard === undefined ? {} : { guard }) };
     },
   };
 }

@@ -3,10 +3,11 @@
 // AND-ed into read/read_mine/update/delete, and is the check the database evaluates on the rows
 // a create or update stored, inside the write's transaction (owner columns filled on create).
 
-import type { CompiledPolicy } from '../../compiler/policy-set.js';
-import type { AuthUser } from '../../compiler/types.js';
+import type { CompiledPolicy, Decision } from '../../compiler/policy-set.js';
+import type { Action, AuthUser } from '../../compiler/types.js';
 import type { Authorization, Authorizer, PolicySource, WriteGuard } from './authorizer.js';
 import { decideInProcess, fillOwnerColumns } from './decide.js';
+import { portableCondition, requestColumns } from './request-columns.js';
 
 export interface PortableAuthorizerDeps {
   readonly policies: PolicySource;
@@ -18,6 +19,29 @@ export const ownerPreset = (policy: CompiledPolicy, user: AuthUser): WriteGuard 
     ? undefined
     : { prepareCreate: async (rows) => rows.map((row) => fillOwnerColumns(policy, user, row)) };
 
+/** What the in-process decision of `policy` (not a deny) lets the request do on this path. */
+function rowAuthorization(
+  policy: CompiledPolicy,
+  decision: Exclude<Decision, { kind: 'deny' }>,
+  action: Action,
+  user: AuthUser,
+): Exclude<Authorization, { kind: 'deny' }> {
+  if (decision.kind === 'allow') return decision;
+  const { predicate } = decision;
+  switch (action) {
+    case 'create': {
+      const guard = ownerPreset(policy, user);
+      return { kind: 'filter', predicate, check: predicate, ...(guard === undefined ? {} : { guard }) };
+    }
+    case 'update':
+      return { kind: 'filter', predicate, check: predicate };
+    case 'read':
+    case 'read_mine':
+    case 'delete':
+      return { kind: 'filter', predicate };
+  }
+}
+
 export function createPortableAuthorizer(deps: PortableAuthorizerDeps): Authorizer {
   return {
     async authorize(request): Promise<Authorization> {
@@ -25,31 +49,10 @@ export function createPortableAuthorizer(deps: PortableAuthorizerDeps): Authoriz
       if (decided.kind === 'denied') return { kind: 'deny', reason: decided.reason };
       const { action, user } = request;
       const { policy, decision } = decided;
-      switch (decision.kind) {
-        case 'deny':
-        case 'allow':
-          return decision;
-        case 'filter': {
-          const { predicate } = decision;
-          switch (action) {
-            case 'create': {
-              const guard = ownerPreset(policy, user);
-              return {
-                kind: 'filter',
-                predicate,
-                check: predicate,
-                ...(guard === undefined ? {} : { guard }),
-              };
-            }
-            case 'update':
-              return { kind: 'filter', predicate, check: predicate };
-            case 'read':
-            case 'read_mine':
-            case 'delete':
-              return { kind: 'filter', predicate };
-          }
-        }
-      }
+      if (decision.kind === 'deny') return decision;
+      const authorization = rowAuthorization(policy, decision, action, user);
+      const columns = requestColumns({ ...request, ...decided }, portableCondition);
+      return columns === undefined ? authorization : { ...authorization, columns };
     },
   };
 }

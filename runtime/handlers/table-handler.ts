@@ -18,6 +18,12 @@ import {
   unverifiable,
   type StoredJudgement,
 } from '../enforce/stored-checks.js';
+import {
+  refuseHidden,
+  refuseProtected,
+  type ReadColumns,
+  type RequestColumns,
+} from '../enforce/request-columns.js';
 import { columnOf, selectedColumns } from '../plan/columns.js';
 import { planRead, type ReadRequest } from '../plan/plan-read.js';
 import {
@@ -44,7 +50,13 @@ import {
   type WritePlan,
   type WritePolicy,
 } from '../plan/write-plan.js';
-import { actionOf, type ChangeOptions, type ParsedRequest } from '../request/types.js';
+import {
+  actionOf,
+  columnFilters,
+  type ChangeOptions,
+  type Filter,
+  type ParsedRequest,
+} from '../request/types.js';
 import { singularMismatch } from '../request/parse-pgrst.js';
 
 export interface TableHandlerDeps {
@@ -99,7 +111,30 @@ interface Ctx {
   /** create/update: what the rows as stored must satisfy, evaluated by the database. */
   readonly check: SqlFragment | undefined;
   readonly guard: WriteGuard | undefined;
+  /** The caller's column rules (enforce/request-columns.ts); undefined: every column. */
+  readonly columns: RequestColumns | undefined;
 }
+
+/** The columns a request names for reading: `select`, its filters, `order`, `on_conflict`. */
+function namedColumns(request: ParsedRequest): readonly string[] {
+  const filtered = (r: { readonly filters: readonly Filter[] }): readonly string[] =>
+    r.filters.flatMap((f) => columnFilters(f).map((c) => c.column));
+  switch (request.kind) {
+    case 'list':
+      return [...(request.select ?? []), ...filtered(request), ...request.order.map((o) => o.column)];
+    case 'get':
+      return [...(request.select ?? []), ...filtered(request)];
+    case 'count':
+      return filtered(request);
+    case 'create':
+      return [...(request.select ?? []), ...(request.upsert?.onConflict ?? [])];
+    case 'update':
+    case 'delete':
+      return [...(request.options?.select ?? []), ...filtered(request)];
+  }
+}
+
+const readColumns = (ctx: Ctx): ReadColumns | undefined => ctx.columns?.read;
 
 const notFound = (table: string): RestError => new RestError('not_found', `no such row in ${table}`);
 
@@ -137,7 +172,7 @@ function withoutTotal(
 }
 
 async function read(ctx: Ctx, request: ReadRequest): Promise<Outcome> {
-  const plan = planRead(request, ctx.table, ctx.predicate, ctx.deps.dialect);
+  const plan = planRead(request, ctx.table, ctx.predicate, ctx.deps.dialect, readColumns(ctx));
   const result = await ctx.deps.runner.run(ctx.run, 'single', (s) => query(ctx, s, plan.statement));
   switch (plan.shape) {
     case 'rows': {
@@ -153,6 +188,7 @@ async function read(ctx: Ctx, request: ReadRequest): Promise<Outcome> {
         ctx.table,
         ctx.predicate,
         ctx.deps.dialect,
+        readColumns(ctx),
       );
       const again = await ctx.deps.runner.run(ctx.run, 'single', (s) => query(ctx, s, counted.statement));
       return { kind: 'rows', rows, total: countOf(again.rows[0], 'count'), offset };
@@ -177,11 +213,15 @@ const capabilities = ({ dialect, returning }: TableHandlerDeps): WriteCapabiliti
   manyRowInsert: dialect.manyRowInsert,
 });
 
-const writePolicy = (ctx: Ctx): WritePolicy => ({
-  check: ctx.check,
-  checksStoredRows: ctx.guard?.checkStoredRows !== undefined,
-  preparesPatch: ctx.guard?.preparePatch !== undefined,
-});
+const writePolicy = (ctx: Ctx): WritePolicy => {
+  const masks = readColumns(ctx)?.masks;
+  return {
+    check: ctx.check,
+    checksStoredRows: ctx.guard?.checkStoredRows !== undefined,
+    preparesPatch: ctx.guard?.preparePatch !== undefined,
+    ...(masks === undefined ? {} : { masks }),
+  };
+};
 
 const judgementOf = (ctx: Ctx, action: WriteAction, stored: StoredShape): StoredJudgement | undefined =>
   stored.check === undefined
@@ -319,7 +359,8 @@ async function create(
   meeting: Authorization | undefined,
 ): Promise<Outcome> {
   const rows = request.rows.map((r) => toWriteRow(ctx.table, r));
-  const selected = selectedColumns(ctx.table, request.select);
+  refuseProtected(ctx.user, ctx.table.name, ctx.columns?.write, rows);
+  const selected = selectedColumns(ctx.table, request.select, readColumns(ctx)?.hidden);
   // An empty array creates nothing and needs no statement.
   if (rows.length === 0) return { kind: 'created', rows: [], many: request.many };
   const rollback = request.rollback === true;
@@ -369,6 +410,7 @@ function meetingCtx(ctx: Ctx, action: 'update' | 'read', authorization: Authoriz
     predicate: authorization.kind === 'filter' ? authorization.predicate : undefined,
     check: authorization.kind === 'filter' ? authorization.check : undefined,
     guard: authorization.guard,
+    columns: authorization.columns,
   };
 }
 
@@ -504,6 +546,7 @@ async function upsertUpdate(
   selected: readonly ColumnInfo[],
 ): Promise<readonly Row[]> {
   const patch = toWriteRow(side.table, body);
+  refuseProtected(side.user, side.table.name, side.columns?.write, [patch]);
   const where = meetWhere(side, conflict, row);
   const shape = shapeFor(side, selected);
   const { stored } = await asSide(ctx, side, tx, () =>
@@ -629,15 +672,29 @@ const runUpdate = (
 const needsTransaction = (options: ChangeOptions | undefined): boolean =>
   options !== undefined && (options.rollback || options.singular || options.maxAffected !== undefined);
 
+/** The WHERE of an update or delete: its filters see the caller's masked values (read rules). */
+function writeWhere(ctx: Ctx, request: UpdateRequest | DeleteRequest): SqlFragment {
+  const masks = readColumns(ctx)?.masks;
+  return whereClause(
+    {
+      table: ctx.table,
+      key: request.key,
+      filters: request.filters,
+      predicate: ctx.predicate,
+      ...(masks === undefined ? {} : { masks }),
+    },
+    ctx.deps.dialect,
+  );
+}
+
 async function update(ctx: Ctx, request: UpdateRequest): Promise<Outcome> {
   const { table } = ctx;
   const { options } = request;
   const patch = toWriteRow(table, request.patch);
-  const where = whereClause(
-    { table, key: request.key, filters: request.filters, predicate: ctx.predicate },
-    ctx.deps.dialect,
-  );
-  const selected = options?.returnRows === true ? selectedColumns(table, options.select) : [];
+  refuseProtected(ctx.user, table.name, ctx.columns?.write, [patch]);
+  const where = writeWhere(ctx, request);
+  const selected =
+    options?.returnRows === true ? selectedColumns(table, options.select, readColumns(ctx)?.hidden) : [];
   const plan = planUpdate({
     capabilities: capabilities(ctx.deps),
     policy: writePolicy(ctx),
@@ -655,15 +712,14 @@ async function remove(ctx: Ctx, request: DeleteRequest): Promise<Outcome> {
   const { table } = ctx;
   const { dialect, returning } = ctx.deps;
   const { options } = request;
-  const where = whereClause(
-    { table, key: request.key, filters: request.filters, predicate: ctx.predicate },
-    dialect,
-  );
-  const selected = options?.returnRows === true ? selectedColumns(table, options.select) : [];
+  const where = writeWhere(ctx, request);
+  const masks = readColumns(ctx)?.masks;
+  const selected =
+    options?.returnRows === true ? selectedColumns(table, options.select, readColumns(ctx)?.hidden) : [];
   const inStatement = selected.length === 0 || returning.delete;
   if (!needsTransaction(options) && inStatement) {
     const result = await ctx.deps.runner.run(ctx.run, 'single', (s) =>
-      query(ctx, s, deleteStatement(table, where, dialect, selected)),
+      query(ctx, s, deleteStatement(table, where, dialect, selected, masks)),
     );
     if (request.key !== undefined && result.rowCount === 0) throw notFound(table.name);
     return { kind: 'deleted', count: result.rowCount, rows: selected.length > 0 ? result.rows : undefined };
@@ -672,11 +728,11 @@ async function remove(ctx: Ctx, request: DeleteRequest): Promise<Outcome> {
     // Without DELETE … RETURNING the rows are read, locked, before they go.
     const before = inStatement
       ? undefined
-      : (await query(ctx, tx, lockedRowsStatement(table, selected, where, dialect))).rows;
+      : (await query(ctx, tx, lockedRowsStatement(table, selected, where, dialect, masks))).rows;
     const result = await query(
       ctx,
       tx,
-      deleteStatement(table, where, dialect, inStatement ? selected : undefined),
+      deleteStatement(table, where, dialect, inStatement ? selected : undefined, masks),
     );
     checkAffected(result.rowCount, options);
     return { count: result.rowCount, rows: before ?? result.rows };
@@ -715,7 +771,9 @@ export async function handleTableRequest(
     predicate: authorization.kind === 'filter' ? authorization.predicate : undefined,
     check: authorization.kind === 'filter' ? authorization.check : undefined,
     guard: authorization.guard,
+    columns: authorization.columns,
   };
+  refuseHidden(user, table.name, readColumns(ctx), namedColumns(request));
   switch (request.kind) {
     case 'list':
     case 'get':

@@ -44,6 +44,7 @@ const PGRST_CODES: Partial<Readonly<Record<ErrorCode, string>>> = {
   forbidden: DENIED,
   owner_mismatch: DENIED,
   protected_column: DENIED,
+  hidden_column: DENIED,
   policy_column_missing: DENIED,
   policy_check_failed: DENIED,
   policy_check_unverifiable: DENIED,

@@ -36,9 +36,14 @@ export function freeAlias(table: TableInfo, wanted: string): string {
   return name;
 }
 
-export function selectedColumns(table: TableInfo, select: Select): readonly ColumnInfo[] {
+/** `select`'s columns; `*` is every column but the secret ones and those `hidden` from the caller. */
+export function selectedColumns(
+  table: TableInfo,
+  select: Select,
+  hidden?: ReadonlySet<string>,
+): readonly ColumnInfo[] {
   return select === undefined
-    ? table.columns.filter((c) => !isSecretColumn(table.name, c.name))
+    ? table.columns.filter((c) => !isSecretColumn(table.name, c.name) && hidden?.has(c.name) !== true)
     : select.map((name) => columnOf(table, name, 'select'));
 }
 

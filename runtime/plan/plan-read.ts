@@ -6,7 +6,9 @@ import { internalError } from '../../errors/rest-error.js';
 import type { ColumnInfo, TableInfo } from '../db/adapter.js';
 import type { OrderItem, ParsedRequest } from '../request/types.js';
 import { columnOf, freeAlias, operandOf, selectedColumns } from './columns.js';
+import { columnBuilder, type Masks } from './masked-columns.js';
 import { whereClause } from './where.js';
+import type { ReadColumns } from '../enforce/request-columns.js';
 
 export type ReadRequest = Extract<ParsedRequest, { kind: 'list' | 'get' | 'count' }>;
 
@@ -21,10 +23,15 @@ export interface ReadPlan {
   readonly totalColumn?: string;
 }
 
-export function appendColumnList(b: SqlBuilder, columns: readonly ColumnInfo[]): void {
+/** The columns, a masked one as its masked value under its own name (plan/masked-columns.ts). */
+export function appendColumnList(b: SqlBuilder, columns: readonly ColumnInfo[], masks?: Masks): void {
   columns.forEach((c, i) => {
     if (i > 0) b.append(', ');
-    b.appendIdent(c.name);
+    if (masks?.has(c.name) !== true) b.appendIdent(c.name);
+    else
+      b.appendFragment(columnBuilder(b.dialect, masks).appendIdent(c.name).build())
+        .append(' AS ')
+        .appendIdent(c.name);
   });
 }
 
@@ -49,10 +56,16 @@ export function planRead(
   table: TableInfo,
   predicate: SqlFragment | undefined,
   dialect: Dialect,
+  /** The caller's column rules: hidden columns are refused before this, masked ones masked. */
+  columns?: ReadColumns,
 ): ReadPlan {
   const b = new SqlBuilder(dialect);
   const key = request.kind === 'get' ? request.key : undefined;
-  const where = whereClause({ table, key, filters: request.filters, predicate }, dialect);
+  const masks = columns?.masks;
+  const where = whereClause(
+    { table, key, filters: request.filters, predicate, ...(masks === undefined ? {} : { masks }) },
+    dialect,
+  );
   if (request.kind === 'count') {
     b.append('SELECT COUNT(*) AS ')
       .appendIdent('count')
@@ -62,7 +75,7 @@ export function planRead(
     return { shape: 'count', statement: b.build() };
   }
   b.append('SELECT ');
-  appendColumnList(b, selectedColumns(table, request.select));
+  appendColumnList(b, selectedColumns(table, request.select, columns?.hidden), masks);
   const totalColumn =
     request.kind === 'list' && request.countAll === true ? freeAlias(table, 'rest_total') : undefined;
   if (totalColumn !== undefined) b.append(', COUNT(*) OVER () AS ').appendIdent(totalColumn);
@@ -70,18 +83,19 @@ export function planRead(
   if (request.kind === 'get') return { shape: 'row', statement: b.build() };
   const items = orderItems(table, request.order);
   if (items.length > 0) {
-    b.append(' ORDER BY ');
+    const order = columnBuilder(dialect, masks);
     items.forEach((item, i) => {
-      if (i > 0) b.append(', ');
+      if (i > 0) order.append(', ');
       const column = columnOf(table, item.column, 'order');
       dialect.orderBy(
-        b,
+        order,
         item.column,
         item.direction,
         item.nulls ?? (item.direction === 'asc' ? 'last' : 'first'),
         operandOf(column, dialect),
       );
     });
+    b.append(' ORDER BY ').appendFragment(order.build());
   }
   // The page size is written as a literal, so the plan of a prepared read knows how many rows it
   // needs: with `LIMIT $n` PostgreSQL's generic plan assumes 10% of the rows are wanted and may

@@ -10,6 +10,7 @@ import type { WriteRow } from '../enforce/authorizer.js';
 import { driverValue } from './bind.js';
 import { checkDeclaredLength, coerceBodyValue } from './coerce-value.js';
 import { columnOf, freeAlias } from './columns.js';
+import type { Masks } from './masked-columns.js';
 import { appendColumnList } from './plan-read.js';
 
 /** A body object → column values validated against their types (unknown column → 400). */
@@ -54,14 +55,16 @@ export const checkColumnName = (table: TableInfo): string => freeAlias(table, 'r
 export interface StoredShape {
   readonly columns: readonly ColumnInfo[];
   readonly check?: StoredCheck;
+  /** The caller's masked columns, handed back masked (plan/masked-columns.ts). */
+  readonly masks?: Masks;
 }
 
 /** Whether a write hands back anything of its stored rows (a RETURNING, a read-back). */
 export const hasOutput = (shape: StoredShape | undefined): shape is StoredShape =>
   shape !== undefined && (shape.columns.length > 0 || shape.check !== undefined);
 
-function appendOutput(b: SqlBuilder, { columns, check }: StoredShape): void {
-  appendColumnList(b, columns);
+function appendOutput(b: SqlBuilder, { columns, check, masks }: StoredShape): void {
+  appendColumnList(b, columns, masks);
   if (check === undefined) return;
   if (columns.length > 0) b.append(', ');
   // The division depends on the row, so the planner cannot fold it before the check is evaluated
@@ -183,9 +186,11 @@ export function deleteStatement(
   where: SqlFragment,
   dialect: Dialect,
   returning?: readonly ColumnInfo[],
+  masks?: Masks,
 ): SqlFragment {
   const b = new SqlBuilder(dialect).append('DELETE FROM ').appendIdent(table.name).appendFragment(where);
-  if (returning !== undefined && returning.length > 0) appendColumnList(b.append(' RETURNING '), returning);
+  if (returning !== undefined && returning.length > 0)
+    appendColumnList(b.append(' RETURNING '), returning, masks);
   return b.build();
 }
 
@@ -195,10 +200,11 @@ export function lockedRowsStatement(
   columns: readonly ColumnInfo[],
   where: SqlFragment,
   dialect: Dialect,
+  masks?: Masks,
 ): SqlFragment {
   const b = new SqlBuilder(dialect).append('SELECT ');
   if (columns.length === 0) b.append('1');
-  else appendColumnList(b, columns);
+  else appendColumnList(b, columns, masks);
   return b.append(' FROM ').appendIdent(table.name).appendFragment(where).append(dialect.forUpdate).build();
 }
 

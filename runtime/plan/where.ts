@@ -8,6 +8,7 @@ import type { ColumnFilter, Filter } from '../request/types.js';
 import { driverValue } from './bind.js';
 import { coerceQueryValue } from './coerce-value.js';
 import { columnOf, keyColumn, operandOf } from './columns.js';
+import { columnBuilder, type Masks } from './masked-columns.js';
 
 const SQL_COMPARISON = { eq: '=', neq: '<>', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
@@ -141,6 +142,8 @@ export interface WhereInput {
   readonly key: string | undefined;
   readonly filters: readonly Filter[];
   readonly predicate: SqlFragment | undefined;
+  /** Masked columns: filters see their masked values (plan/masked-columns.ts). */
+  readonly masks?: Masks;
 }
 
 /** ` WHERE …` (with its leading space), or an empty fragment when nothing restricts the rows. */
@@ -155,7 +158,7 @@ export function whereClause(input: WhereInput, dialect: Dialect): SqlFragment {
     conditions.push(b.build());
   }
   for (const filter of input.filters) {
-    const b = new SqlBuilder(dialect);
+    const b = columnBuilder(dialect, input.masks);
     appendFilter(b, input.table, filter);
     conditions.push(b.build());
   }

@@ -13,6 +13,7 @@ import type { SqlFragment } from '../../compiler/sql/fragment.js';
 import type { ColumnInfo, Returning, TableInfo } from '../db/adapter.js';
 import type { WriteRow } from '../enforce/authorizer.js';
 import { selectedColumns } from './columns.js';
+import type { Masks } from './masked-columns.js';
 import { checkColumnName, fitsOneInsert, hasOutput, type StoredShape } from './plan-write.js';
 
 /** What the database and its dialect can do for a write. */
@@ -33,6 +34,8 @@ export interface WritePolicy {
   readonly checksStoredRows: boolean;
   /** A write guard rewrites an update's patch, in the update's session. */
   readonly preparesPatch: boolean;
+  /** The caller's masked columns (read rules), handed back masked in the answer. */
+  readonly masks?: Masks;
 }
 
 export interface CreateInput {
@@ -81,9 +84,12 @@ export function storedShape(
   columns: readonly ColumnInfo[],
   raising: boolean,
 ): StoredShape {
+  // A guard judging the stored rows needs their values as stored, not as the caller reads them.
+  const masks = policy.checksStoredRows ? undefined : policy.masks;
+  const shape = masks === undefined ? { columns } : { columns, masks };
   return policy.check === undefined
-    ? { columns }
-    : { columns, check: { name: checkColumnName(table), predicate: policy.check, raising } };
+    ? shape
+    : { ...shape, check: { name: checkColumnName(table), predicate: policy.check, raising } };
 }
 
 /** A guard that judges stored rows needs every column it may read, whatever `select` asks for. */
