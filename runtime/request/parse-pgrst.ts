@@ -70,10 +70,30 @@ function invalidPreference(message: string): RestError {
   return new RestError('invalid_preference', message);
 }
 
-export function parsePrefer(headers: readonly string[]): Preferences {
+// Clients send the same few `Prefer` and `Accept` values with every request: each text is parsed
+// once and its (frozen) result reused; a text that is refused is parsed, and refused, every time.
+// At most MEMO_SIZE texts of at most MEMO_TEXT characters are kept.
+const MEMO_SIZE = 64;
+const MEMO_TEXT = 256;
+
+function memoized<T>(parse: (text: string) => T): (text: string) => T {
+  const memo = new Map<string, T>();
+  return (text) => {
+    let parsed = memo.get(text);
+    if (parsed === undefined) {
+      parsed = parse(text);
+      if (text.length > MEMO_TEXT) return parsed;
+      if (memo.size >= MEMO_SIZE) memo.clear();
+      memo.set(text, parsed);
+    }
+    return parsed;
+  };
+}
+
+const parsePreferText = memoized((header: string): Preferences => {
   const seen = new Map<string, string>();
   const unknown: string[] = [];
-  for (const item of headers.flatMap((h) => h.split(','))) {
+  for (const item of header.split(',')) {
     const text = item.trim();
     if (text === '') continue;
     const eq = text.indexOf('=');
@@ -95,7 +115,7 @@ export function parsePrefer(headers: readonly string[]): Preferences {
   }
   const resolution = seen.get('resolution');
   const maxAffected = seen.get('max-affected');
-  return {
+  return Object.freeze({
     return: seen.get('return') as Preferences['return'],
     count: seen.has('count'),
     resolution: resolution === undefined ? undefined : resolution === 'merge-duplicates' ? 'merge' : 'ignore',
@@ -103,8 +123,12 @@ export function parsePrefer(headers: readonly string[]): Preferences {
     // max-affected counts only with handling=strict, as in PostgREST.
     maxAffected: strict && maxAffected !== undefined ? Number(maxAffected) : undefined,
     rollback: seen.get('tx') === 'rollback',
-  };
-}
+  });
+});
+
+/** Every `Prefer` header in order: several headers read as one list, as RFC 7240 has it. */
+export const parsePrefer = (headers: readonly string[]): Preferences =>
+  parsePreferText(headers.length === 1 ? (headers[0] ?? '') : headers.join(','));
 
 // ---------------------------------------------------------------------------------------------
 // Accept
@@ -117,13 +141,15 @@ interface Accepted {
   readonly stripNulls: boolean;
 }
 
-export function parseAccept(accept: string | undefined): Accepted {
-  if (accept === undefined || accept.trim() === '') return { singular: false, stripNulls: false };
+const ANY_JSON: Accepted = Object.freeze({ singular: false, stripNulls: false });
+
+const parseAcceptText = memoized((accept: string): Accepted => {
+  if (accept.trim() === '') return ANY_JSON;
   for (const range of accept.split(',')) {
     const [type = '', ...params] = range.split(';').map((p) => p.trim().toLowerCase());
     const stripNulls = params.includes('nulls=stripped');
-    if (type === SINGULAR) return { singular: true, stripNulls };
-    if (PLURAL.includes(type)) return { singular: false, stripNulls };
+    if (type === SINGULAR) return Object.freeze({ singular: true, stripNulls });
+    if (PLURAL.includes(type)) return Object.freeze({ singular: false, stripNulls });
   }
   throw new RestError(
     'not_acceptable',
@@ -132,7 +158,10 @@ export function parseAccept(accept: string | undefined): Accepted {
       details: { available: ['application/json', SINGULAR] },
     },
   );
-}
+});
+
+export const parseAccept = (accept: string | undefined): Accepted =>
+  accept === undefined ? ANY_JSON : parseAcceptText(accept);
 
 // ---------------------------------------------------------------------------------------------
 // Query parameters
