@@ -86,7 +86,9 @@ function main(): void {
   for (const text of EXPRESSIONS) {
     const parse = measure(() => parsePolicy(text));
     const compile = measure(() => compileAll(text, dialect));
-    const rows: PolicyRow[] = [{ id: 1, table_name: 't', action: 'all', expression: text, description: '' }];
+    const rows: PolicyRow[] = [
+      { id: 1, table_name: 't', action: 'all', expression: text, description: '', columns: null },
+    ];
     const rls = measure(() => compileRls({ table: 't', columns: COLUMNS, policies: rows, roles: ['rest'] }));
     console.log(`${label(text)} ${fmt(parse)} ${fmt(compile)}         ${fmt(rls)}`);
   }
@@ -97,7 +99,7 @@ function main(): void {
   console.log(`${'expression'.padEnd(62)} ${'user'.padEnd(10)}   decide   render    check  decision`);
   for (const text of EXPRESSIONS) {
     const set = compilePolicySet(
-      [{ id: 1, table_name: 't', action: 'all', expression: text, description: '' }],
+      [{ id: 1, table_name: 't', action: 'all', expression: text, description: '', columns: null }],
       dialects[dialect],
     );
     const policy: CompiledPolicy = set.policyFor('t', 'read', COLUMNS);

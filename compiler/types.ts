@@ -15,6 +15,8 @@ export interface PolicyRow {
   readonly action: string;
   readonly expression: string;
   readonly description: string;
+  /** The column rule as stored (grammar/column-rule.ts); NULL: every column. */
+  readonly columns: string | null;
 }
 
 /** `auth_user` of docs/authentication.md: derived from the verified token alone. */

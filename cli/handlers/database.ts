@@ -10,8 +10,7 @@ import {
   AUTH_POLICIES_TABLE,
   AUTH_USERS_TABLE,
   INTERNAL_TABLES,
-  LOGIN_THROTTLE_TABLE,
-  SESSIONS_TABLE,
+  missingAuthParts,
 } from '../../runtime/auth/auth-ddl.js';
 import type { Config } from '../../runtime/config.js';
 import type { GlobalArgs } from '../config/global-options.js';
@@ -44,7 +43,7 @@ export function requireAuthTables(schema: SchemaSnapshot): void {
 
 /**
  * Runs `fn` on a database where auth is set up, for the commands that touch accounts: a database
- * set up by an older version gains the tables added since (sessions, login throttle) first, as it
+ * set up by an older version gains what was added since (sessions, login throttle, policy columns) first, as it
  * does when a server starts.
  */
 export async function withAuthDatabase<T>(
@@ -54,7 +53,7 @@ export async function withAuthDatabase<T>(
   return withDatabase(config, async (adapter) => {
     const schema = await adapter.introspect();
     requireAuthTables(schema);
-    if (!schema.tables.has(SESSIONS_TABLE) || !schema.tables.has(LOGIN_THROTTLE_TABLE)) {
+    if (missingAuthParts(schema).length > 0) {
       // Loaded only here: setup brings bcrypt, which the commands that only read do not need.
       const { migrationUrlOf, upgradeAuthTables } = await import('../../runtime/auth/setup.js');
       await upgradeAuthTables(adapter, { dbUrl: migrationUrlOf(config) });

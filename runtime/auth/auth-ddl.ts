@@ -2,6 +2,7 @@
 // gets the same tables from the versioned migrations in `sql/` (runtime/auth/pg-migrations.ts).
 
 import type { DialectName } from '../../compiler/types.js';
+import type { SchemaSnapshot } from '../db/adapter.js';
 
 export const AUTH_USERS_TABLE = 'auth_users';
 export const AUTH_POLICIES_TABLE = 'auth_policies';
@@ -49,7 +50,8 @@ export const portableAuthDdl: Readonly<Record<PortableDialect, readonly string[]
   description VARCHAR(256) NOT NULL,
   table_name VARCHAR(128) NOT NULL,
   action VARCHAR(16) NOT NULL,
-  expression VARCHAR(128) NOT NULL
+  expression VARCHAR(128) NOT NULL,
+  columns VARCHAR(256) NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
   ]),
   // AUTOINCREMENT: a deleted user's id is never handed out again, so a new account cannot
@@ -68,7 +70,8 @@ export const portableAuthDdl: Readonly<Record<PortableDialect, readonly string[]
   description VARCHAR(256) NOT NULL CHECK (length(description) <= 256),
   table_name VARCHAR(128) NOT NULL CHECK (length(table_name) <= 128),
   action VARCHAR(16) NOT NULL CHECK (length(action) <= 16),
-  expression VARCHAR(128) NOT NULL CHECK (length(expression) <= 128)
+  expression VARCHAR(128) NOT NULL CHECK (length(expression) <= 128),
+  columns VARCHAR(256) NULL CHECK (length(columns) <= 256)
 )`,
   ]),
 });
@@ -143,3 +146,26 @@ export const portableSessionsDdl: Readonly<Record<PortableDialect, readonly stri
     'CREATE INDEX IF NOT EXISTS auth_refresh_tokens_session_id ON auth_refresh_tokens (session_id)',
   ]),
 });
+
+/** `auth_policies.columns` (sql/005_policy_columns.sql), added in place to a table created without it. */
+export const POLICY_COLUMNS_COLUMN = 'columns';
+
+export const portablePolicyColumnsDdl: Readonly<Record<PortableDialect, string>> = Object.freeze({
+  mysql: 'ALTER TABLE auth_policies ADD COLUMN columns VARCHAR(256) NULL',
+  sqlite: 'ALTER TABLE auth_policies ADD COLUMN columns VARCHAR(256) NULL CHECK (length(columns) <= 256)',
+});
+
+/** Tables the auth setup gained after its first version. */
+const ADDED_TABLES = [LOGIN_THROTTLE_TABLE, SESSIONS_TABLE, REFRESH_TOKENS_TABLE] as const;
+
+/**
+ * What a database where setup ran with an older version lacks of the auth tables, by name
+ * (`auth_login_throttle`, `auth_policies.columns`…); empty when it is up to date or not set up.
+ */
+export function missingAuthParts(schema: SchemaSnapshot): readonly string[] {
+  const policies = schema.tables.get(AUTH_POLICIES_TABLE);
+  if (!schema.tables.has(AUTH_USERS_TABLE) || policies === undefined) return [];
+  const tables = ADDED_TABLES.filter((t) => !schema.tables.has(t));
+  const hasColumns = policies.columns.some((c) => c.name === POLICY_COLUMNS_COLUMN);
+  return hasColumns ? tables : [...tables, `${AUTH_POLICIES_TABLE}.${POLICY_COLUMNS_COLUMN}`];
+}

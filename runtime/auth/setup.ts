@@ -10,7 +10,9 @@ import { parseDbUrl } from '../db/parse-db-url.js';
 import {
   AUTH_POLICIES_TABLE,
   AUTH_USERS_TABLE,
+  POLICY_COLUMNS_COLUMN,
   portableAuthDdl,
+  portablePolicyColumnsDdl,
   portableSessionsDdl,
   portableThrottleDdl,
 } from './auth-ddl.js';
@@ -91,7 +93,8 @@ export async function createAuthTables(
 /**
  * Brings a database where setup ran with an older version up to date without touching its rows:
  * PostgreSQL applies the migrations of `sql/` not applied yet, the others create the tables added
- * since (`auth_login_throttle`, `auth_sessions`, `auth_refresh_tokens`). Run when a server starts with auth enabled; safe to run concurrently.
+ * since (`auth_login_throttle`, `auth_sessions`, `auth_refresh_tokens`) and add
+ * `auth_policies.columns` (NULL in every stored row: every column). Run when a server starts with auth enabled; safe to run concurrently.
  */
 export async function upgradeAuthTables(
   adapter: DbAdapter,
@@ -128,9 +131,30 @@ async function applyDdl(
     case 'mysql':
     case 'sqlite':
       for (const statement of portable(adapter.kind)) await adapter.exec(statement);
+      await addPolicyColumns(adapter, adapter.kind);
       return;
     default:
       return assertNever(adapter.kind, 'database kind');
+  }
+}
+
+/**
+ * Adds `auth_policies.columns` where the table was created without it (MySQL/MariaDB and SQLite have
+ * no `ADD COLUMN IF NOT EXISTS` in common): probed with a query that names it; when the ALTER fails
+ * because a concurrent upgrade added the column first, the probe then succeeds and that is fine.
+ */
+async function addPolicyColumns(adapter: DbAdapter, kind: PortableDialect): Promise<void> {
+  const probe = `SELECT ${POLICY_COLUMNS_COLUMN} FROM ${AUTH_POLICIES_TABLE} WHERE 1 = 0`;
+  const present = (): Promise<boolean> =>
+    adapter.exec(probe).then(
+      () => true,
+      () => false,
+    );
+  if (await present()) return;
+  try {
+    await adapter.exec(portablePolicyColumnsDdl[kind]);
+  } catch (e) {
+    if (!(await present())) throw e;
   }
 }
 

@@ -70,6 +70,6 @@ export function editPolicy(
       sql`UPDATE auth_policies SET table_name = ${policy.table_name}, action = ${policy.action}, expression = ${policy.expression}, description = ${policy.description} WHERE id = ${id}`,
     );
     const { table_name, action, expression, description } = policy;
-    return Object.freeze({ id, table_name, action, expression, description });
+    return Object.freeze({ id, table_name, action, expression, description, columns: stored.columns });
   });
 }

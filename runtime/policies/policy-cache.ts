@@ -37,7 +37,7 @@ export interface PolicyCache<S> {
 export const DEFAULT_POLL_INTERVAL_MS = 1000;
 
 const fingerprintOf = (rows: readonly PolicyRow[]): string =>
-  JSON.stringify(rows.map((r) => [r.id, r.table_name, r.action, r.expression, r.description]));
+  JSON.stringify(rows.map((r) => [r.id, r.table_name, r.action, r.expression, r.description, r.columns]));
 
 export function createPolicyCache<S>(options: PolicyCacheOptions<S>): PolicyCache<S> {
   let current: (PolicySnapshot<S> & { readonly fingerprint: string }) | undefined;

@@ -259,7 +259,7 @@ export function validatePolicy(
     stringField(input, f),
   ) as [string, string, string, string];
   const { action, expr } = checkRule(table_name, actionText, expression, schema);
-  refuseCycles({ table_name, action, expression, description }, expr, others, schema);
+  refuseCycles({ table_name, action, expression, description, columns: null }, expr, others, schema);
   return Object.freeze({ table_name, action, expression, description, expr });
 }
 
@@ -302,8 +302,6 @@ export function brokenPolicies(
   return broken;
 }
 
-const POLICY_COLUMNS = ['id', 'table_name', 'action', 'expression', 'description'] as const;
-
 /** A stored row as the drivers return it, with the types of docs/authentication.md. */
 export function policyRowOf(row: Row): PolicyRow {
   return Object.freeze({
@@ -312,6 +310,8 @@ export function policyRowOf(row: Row): PolicyRow {
     action: String(row['action']),
     expression: String(row['expression']),
     description: String(row['description']),
+    // Absent before the upgrade that adds it (a read-only command on an older database): every column.
+    columns: row['columns'] === null || row['columns'] === undefined ? null : String(row['columns']),
   });
 }
 
@@ -348,13 +348,14 @@ export async function addPolicy(
   if (adapter.returning.insert) b.append(' RETURNING ').appendIdent('id');
   const result = await adapter.query(renderSql(adapter.dialect, b.build()));
   const id = result.rows[0]?.['id'] ?? result.insertId;
-  return policyRowOf({ ...policy, id });
+  return policyRowOf({ ...policy, id, columns: null });
 }
 
 // Written without the dialect's quoting: the guard of `/auth_policies` writes lists the rows inside
 // the write's transaction, where only the session is at hand, and these fixed lower-case names are
-// plain identifiers in SQLite, MySQL/MariaDB and PostgreSQL alike.
-const STORED_POLICIES_SQL = `SELECT ${POLICY_COLUMNS.join(', ')} FROM ${AUTH_POLICIES_TABLE} ORDER BY id`;
+// plain identifiers in SQLite, MySQL/MariaDB and PostgreSQL alike. `*`: a database set up by an
+// older version has no `columns` until a server or a writing command upgrades it (policyRowOf).
+const STORED_POLICIES_SQL = `SELECT * FROM ${AUTH_POLICIES_TABLE} ORDER BY id`;
 
 /** Every policy row, by id, as `session` (a write's transaction) sees them. */
 export async function policiesIn(session: DbSession): Promise<readonly PolicyRow[]> {
@@ -367,9 +368,7 @@ export async function listPolicies(
   session: DbSession & Pick<DbAdapter, 'dialect'>,
 ): Promise<readonly PolicyRow[]> {
   const b = new SqlBuilder(session.dialect)
-    .append('SELECT ')
-    .append(POLICY_COLUMNS.map((c) => session.dialect.quoteIdent(c)).join(', '))
-    .append(' FROM ')
+    .append('SELECT * FROM ')
     .appendIdent(AUTH_POLICIES_TABLE)
     .append(' ORDER BY ')
     .appendIdent('id');

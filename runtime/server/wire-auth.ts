@@ -7,12 +7,7 @@ import type { RequestHandler } from 'express';
 import type { PolicySet } from '../../compiler/policy-set.js';
 import { ANONYMOUS } from '../../compiler/types.js';
 import { RestError, isRestError } from '../../errors/rest-error.js';
-import {
-  AUTH_USERS_TABLE,
-  LOGIN_THROTTLE_TABLE,
-  REFRESH_TOKENS_TABLE,
-  SESSIONS_TABLE,
-} from '../auth/auth-ddl.js';
+import { AUTH_USERS_TABLE, missingAuthParts } from '../auth/auth-ddl.js';
 import { createPasswordHasher, type PasswordHasher } from '../auth/passwords.js';
 import { createLoginRateLimiter } from '../auth/rate-limiter.js';
 import { migrationUrlOf, setupAuth, upgradeAuthTables } from '../auth/setup.js';
@@ -81,21 +76,18 @@ async function checkAuthOff(config: Config, schema: SchemaCache, logger: Logger)
   }
 }
 
-/**
- * A database set up by an older version (it has `auth_users` but not `auth_login_throttle`) gains
- * what later versions added to the auth tables when a server starts with auth enabled; rows are
- * untouched. A login role that may not create tables gets one line saying what to do.
- */
-/** Tables the auth setup gained after its first version. */
-const ADDED_TABLES = [LOGIN_THROTTLE_TABLE, SESSIONS_TABLE, REFRESH_TOKENS_TABLE] as const;
-
 /** The NOTIFY channel of sql/004_sessions.sql: a user's row or sessions changed. */
 export const USER_CHANNEL = 'rest_users';
 
+/**
+ * A database set up by an older version (it has `auth_users` but not `auth_login_throttle`, or
+ * `auth_policies` without `columns`) gains what later versions added to the auth tables when a
+ * server starts with auth enabled; rows are untouched. A login role that may not create tables
+ * gets one line saying what to do.
+ */
 async function upgradeWhereSetUp(config: Config, adapter: DbAdapter, schema: SchemaCache): Promise<void> {
-  const { tables } = await schema.get();
-  const missing = ADDED_TABLES.filter((t) => !tables.has(t));
-  if (!tables.has(AUTH_USERS_TABLE) || missing.length === 0) return;
+  const missing = missingAuthParts(await schema.get());
+  if (missing.length === 0) return;
   try {
     await upgradeAuthTables(adapter, { dbUrl: migrationUrlOf(config) });
   } catch (e) {

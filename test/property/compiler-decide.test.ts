@@ -51,6 +51,7 @@ describe('decisions from auth_user alone', () => {
           action: 'all',
           expression: printPolicy(expr),
           description: '',
+          columns: null,
         };
         const policy = compilePolicySet([row], sqliteDialect).policyFor(TABLE, 'read', TABLE_COLUMNS);
         const passing = ROWS.filter((r) => evaluate(expr, user, r, TABLE_COLUMNS) === true);

@@ -207,9 +207,30 @@ const userArbitrary: fc.Arbitrary<AuthUser> = fc.oneof(
 
 function rowsOf(s: Scenario): PolicyRow[] {
   const rows: PolicyRow[] = [
-    { id: 1, table_name: 'docs', action: 'all', expression: printPolicy(s.docs), description: '' },
-    { id: 2, table_name: 'members', action: 'read', expression: printPolicy(s.members), description: '' },
-    { id: 3, table_name: 'teams', action: 'all', expression: printPolicy(s.teams), description: '' },
+    {
+      id: 1,
+      table_name: 'docs',
+      action: 'all',
+      expression: printPolicy(s.docs),
+      description: '',
+      columns: null,
+    },
+    {
+      id: 2,
+      table_name: 'members',
+      action: 'read',
+      expression: printPolicy(s.members),
+      description: '',
+      columns: null,
+    },
+    {
+      id: 3,
+      table_name: 'teams',
+      action: 'all',
+      expression: printPolicy(s.teams),
+      description: '',
+      columns: null,
+    },
   ];
   if (s.membersDelete)
     rows.push({
@@ -218,6 +239,7 @@ function rowsOf(s: Scenario): PolicyRow[] {
       action: 'delete',
       expression: 'auth_user.is_admin',
       description: '',
+      columns: null,
     });
   return rows;
 }

@@ -50,6 +50,7 @@ const policyRowsArbitrary: fc.Arbitrary<PolicyRow[]> = fc
       action: r.action,
       expression: printPolicy(r.expr),
       description: '',
+      columns: null,
     })),
   );
 
@@ -189,6 +190,7 @@ describe('generated RLS on PostgreSQL', () => {
         action: 'all',
         expression: 'user_id = auth_user.id or auth_user.claims.ok',
         description: '',
+        columns: null,
       },
     ]);
     const admin: AuthUser = {

@@ -301,7 +301,7 @@ function useTargets(
     if (policies.length === 0) return;
     const added = await call(t.server.url, 'POST', '/auth_policies', {
       headers: headers('admin'),
-      json: policies.map((p) => ({ ...p, description: 'write differential' })),
+      json: policies.map((p) => ({ ...p, description: 'write differential', columns: null })),
     });
     expect(added.status, added.text).toBe(201);
   };
@@ -480,6 +480,7 @@ for (const kind of ['sqlite', 'mysql'] as const) {
           action: String(r['action']),
           expression: String(r['expression']),
           description: String(r['description']),
+          columns: null,
         }));
         const set = compilePolicySet(policyRows, dialects[kind]);
         return {

@@ -23,8 +23,16 @@ const POLICIES: readonly PolicyRow[] = [
     action: 'all',
     expression: "user_id = auth_user.id and status != 'approved' and amount < 100",
     description: '',
+    columns: null,
   },
-  { id: 2, table_name: 'loose', action: 'all', expression: 'user_id = auth_user.id', description: '' },
+  {
+    id: 2,
+    table_name: 'loose',
+    action: 'all',
+    expression: 'user_id = auth_user.id',
+    description: '',
+    columns: null,
+  },
 ];
 
 const userFrom = (header: string | string[] | undefined): AuthUser =>

@@ -20,7 +20,14 @@ const todos: TableInfo = {
   primaryKey: ['id'],
 };
 const rows: readonly PolicyRow[] = [
-  { id: 3, table_name: 'all', action: 'all', expression: 'user_id = auth_user.id', description: 'owner' },
+  {
+    id: 3,
+    table_name: 'all',
+    action: 'all',
+    expression: 'user_id = auth_user.id',
+    description: 'owner',
+    columns: null,
+  },
 ];
 const bob: AuthUser = { id: 2, username: null, is_admin: false, is_authenticated: true, claims: {} };
 const input: ExplainInput = {

@@ -9,6 +9,7 @@ const row = (id: number, table_name: string, action: string, expression: string)
   action,
   expression,
   description: `row ${id}`,
+  columns: null,
 });
 
 const SEED: readonly PolicyRow[] = [

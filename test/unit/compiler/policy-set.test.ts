@@ -34,6 +34,7 @@ const row = (id: number, table_name: string, action: string, expression: string)
   action,
   expression,
   description: `row ${id}`,
+  columns: null,
 });
 const single = (expression: string): readonly PolicyRow[] => [row(1, 'posts', 'all', expression)];
 

@@ -52,6 +52,7 @@ const row = (table_name: string, action: string, expression: string): PolicyRow 
   action,
   expression,
   description: '',
+  columns: null,
 });
 
 describe('analysis of subqueries', () => {

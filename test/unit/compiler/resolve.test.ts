@@ -8,6 +8,7 @@ const row = (id: number, table_name: string, action: string, expression = ''): P
   action,
   expression,
   description: `row ${id}`,
+  columns: null,
 });
 
 const SEED: readonly PolicyRow[] = [

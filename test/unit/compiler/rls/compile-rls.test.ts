@@ -17,6 +17,7 @@ const row = (id: number, table_name: string, action: string, expression: string)
   action,
   expression,
   description: `row ${id}`,
+  columns: null,
 });
 const ROWS: readonly PolicyRow[] = [
   row(1, 'auth_users', 'all', 'auth_user.is_admin'),

@@ -29,21 +29,37 @@ const user = (id: number, is_admin = false): AuthUser => ({
 });
 
 const SEED: readonly PolicyRow[] = [
-  { id: 1, table_name: 'auth_users', action: 'all', expression: 'auth_user.is_admin', description: 'users' },
+  {
+    id: 1,
+    table_name: 'auth_users',
+    action: 'all',
+    expression: 'auth_user.is_admin',
+    description: 'users',
+    columns: null,
+  },
   {
     id: 2,
     table_name: 'auth_policies',
     action: 'all',
     expression: 'auth_user.is_admin',
     description: 'policies',
+    columns: null,
   },
-  { id: 3, table_name: 'all', action: 'all', expression: 'user_id = auth_user.id', description: 'owner' },
+  {
+    id: 3,
+    table_name: 'all',
+    action: 'all',
+    expression: 'user_id = auth_user.id',
+    description: 'owner',
+    columns: null,
+  },
   {
     id: 4,
     table_name: 'articles',
     action: 'all',
     expression: 'author_id = auth_user.id and (published = true or auth_user.is_admin)',
     description: 'articles',
+    columns: null,
   },
   {
     id: 5,
@@ -51,6 +67,7 @@ const SEED: readonly PolicyRow[] = [
     action: 'read',
     expression: 'password is not null',
     description: 'probing the hash',
+    columns: null,
   },
 ];
 

@@ -29,8 +29,22 @@ const user = (id: number, is_admin = false): AuthUser => ({
 });
 
 const SEED: readonly PolicyRow[] = [
-  { id: 1, table_name: 'auth_users', action: 'all', expression: 'auth_user.is_admin', description: 'users' },
-  { id: 2, table_name: 'all', action: 'all', expression: 'user_id = auth_user.id', description: 'owner' },
+  {
+    id: 1,
+    table_name: 'auth_users',
+    action: 'all',
+    expression: 'auth_user.is_admin',
+    description: 'users',
+    columns: null,
+  },
+  {
+    id: 2,
+    table_name: 'all',
+    action: 'all',
+    expression: 'user_id = auth_user.id',
+    description: 'owner',
+    columns: null,
+  },
 ];
 
 const notes = table('notes', { id: 'integer', user_id: 'integer', body: 'text' });
@@ -207,8 +221,16 @@ describe('explainPolicy: relations', () => {
       action: 'read',
       expression: 'team_id in (select team_id from members where user_id = auth_user.id)',
       description: 'team',
+      columns: null,
     },
-    { id: 4, table_name: 'members', action: 'read', expression: 'auth_user.is_admin', description: 'admins' },
+    {
+      id: 4,
+      table_name: 'members',
+      action: 'read',
+      expression: 'auth_user.is_admin',
+      description: 'admins',
+      columns: null,
+    },
   ];
   const relational = (input: ExplainInput): ExplainInput => ({ ...input, rows, schema });
 
@@ -264,15 +286,30 @@ describe('explainPolicy: relations', () => {
 describe('explainPolicy marks broken stored rows among the candidates', () => {
   const BROKEN: readonly PolicyRow[] = [
     ...SEED,
-    { id: 7, table_name: 'notes', action: 'read', expression: 'user_id = = 1', description: 'by hand' },
+    {
+      id: 7,
+      table_name: 'notes',
+      action: 'read',
+      expression: 'user_id = = 1',
+      description: 'by hand',
+      columns: null,
+    },
     {
       id: 8,
       table_name: 'notes',
       action: 'read',
       expression: 'owner = auth_user.id',
       description: 'by hand',
+      columns: null,
     },
-    { id: 9, table_name: 'notes', action: 'read', expression: 'user_id = auth_user.id', description: 'fine' },
+    {
+      id: 9,
+      table_name: 'notes',
+      action: 'read',
+      expression: 'user_id = auth_user.id',
+      description: 'fine',
+      columns: null,
+    },
   ];
 
   it('with the error validation would give; valid rows are not marked', async () => {

@@ -22,6 +22,7 @@ const rows = (...policies: Array<[string, string, string]>): PolicyRow[] =>
     action,
     expression,
     description: '',
+    columns: null,
   }));
 
 const schema = fakeSchema(

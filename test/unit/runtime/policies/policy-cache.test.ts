@@ -9,6 +9,7 @@ const row = (id: number, expression: string): PolicyRow => ({
   action: 'all',
   expression,
   description: `policy ${id}`,
+  columns: null,
 });
 
 /** A policy table in memory whose reads can be held back, and a count of compilations. */

@@ -43,6 +43,7 @@ for (const kind of ALL_KINDS) {
         action: 'read',
         expression: "body = 'x' or user_id = auth_user.id",
         description: 'mine or x',
+        columns: null,
       });
       const rows = await listPolicies(adapter);
       expect(rows.map((r) => r.id)).toEqual([1, 2, 3, 4]);

@@ -164,6 +164,7 @@ describe('brokenPolicies: stored rows that allow nothing (edited by hand, or the
     action,
     expression,
     description: 'stored',
+    columns: null,
   });
 
   it('finds nothing wrong with valid rows, the default owner rule on all tables included', () => {

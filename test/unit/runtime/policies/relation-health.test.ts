@@ -27,6 +27,7 @@ const row = (id: number, table_name: string, expression: string): PolicyRow => (
   action: 'read',
   expression,
   description: '',
+  columns: null,
 });
 
 describe('relationProblems', () => {
