@@ -14,6 +14,7 @@ const LAYERS = ['cli', 'runtime', 'compiler', 'grammar', 'errors'];
 
 /** The rooms of runtime/; RUNTIME_VOCABULARY is below every room. */
 const RUNTIME_ROOMS = [
+  ['policy-test'],
   ['server'],
   ['explain', 'http'],
   ['rls', 'handlers', 'openapi'],
@@ -45,7 +46,7 @@ const CLI_ROOMS = [
   ['commands'],
   ['handlers'],
   ['context.ts', 'output'],
-  ['config', 'skip-help-cache.ts'],
+  ['config', 'skip-help-cache.ts', 'exit-status.ts'],
 ];
 
 const LAYER_MESSAGE =

@@ -6,6 +6,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import yargs from 'yargs';
 import { exitCodeOf, isRestError, RestError } from '../errors/rest-error.js';
+import { ExitStatus } from './exit-status.js';
 import { authCommand } from './commands/auth-commands.js';
 import { commandContext, processIo, processTerminal, type Terminal } from './context.js';
 import { policyCommand } from './commands/policy-commands.js';
@@ -26,7 +27,7 @@ const VALUE_FLAGS: ReadonlySet<string> = new Set(Object.keys(GLOBAL_OPTIONS));
 const EPILOGUE = [
   'Flags are Go-style (-db.url x, -db.url=x); --db.url x works too.',
   'Every flag also reads REST_* environment variables and the -config YAML file: flag > env > file > default.',
-  'Exit codes: 0 ok, 1 usage, 2 invalid input, 3 database or runtime error.',
+  'Exit codes: 0 ok, 1 usage, 2 invalid input, 3 database or runtime error, 4 a policy test failed.',
 ].join('\n');
 
 export interface Output {
@@ -104,6 +105,7 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     if (said !== '') stdout.write(`${said}\n`);
     return EXIT_SUCCESS;
   } catch (e) {
+    if (e instanceof ExitStatus) return e.code;
     const error = isRestError(e) ? e : undefined;
     const message = error?.message ?? (e instanceof Error ? e.message : String(e));
     stderr.write(`rest: ${message.replace(/\s*\n\s*/g, ' ')}\n`);

@@ -199,6 +199,10 @@ export const ERROR_CODES = {
   // not_found: 404, exit 2
   not_found: { category: 'not_found', meaning: 'no such endpoint, or no such row' },
   unknown_table: { category: 'not_found', meaning: 'no such table' },
+  invalid_test_file: {
+    category: 'invalid_input',
+    meaning: '`policy test`: the test file is malformed or names an unknown user, table or invalid policy',
+  },
   unknown_user: { category: 'not_found', meaning: 'no such user' },
   unknown_policy: { category: 'not_found', meaning: 'no such policy id' },
   unknown_row: { category: 'not_found', meaning: '`policy explain --row`: no row has this key' },

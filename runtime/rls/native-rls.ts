@@ -30,6 +30,11 @@ export interface NativeRlsDeps {
   readonly url: string | undefined;
   readonly policies: PolicyCache<PolicySet>;
   readonly logger: NativeRlsLogger;
+  /**
+   * Whether to watch for generated policies changed by hand (default true). A run confined to one
+   * transaction that nobody else sees (runtime/policy-test/) has nothing to watch.
+   */
+  readonly tamperWatch?: boolean;
 }
 
 export interface NativeRls {
@@ -201,12 +206,10 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     }
     await reconcile();
   };
-  const watch = await startTamperWatch({
-    adapter,
-    url: deps.url,
-    logger,
-    check,
-  });
+  const watch =
+    deps.tamperWatch === false
+      ? { poke: () => undefined, close: () => undefined }
+      : await startTamperWatch({ adapter, url: deps.url, logger, check });
 
   return {
     role,

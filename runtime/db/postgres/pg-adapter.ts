@@ -209,8 +209,12 @@ export interface PgAdapter extends DbAdapter {
   pipelined<T>(pipeline: Pipeline, fn: (session: DbSession) => Promise<T>): Promise<T>;
 }
 
-/** True for the PostgreSQL adapter (the native RLS path needs its pipelined transactions). */
-export const isPgAdapter = (adapter: DbAdapter): adapter is PgAdapter => adapter instanceof PgAdapterImpl;
+/**
+ * True for a PostgreSQL adapter with pipelined transactions (the native RLS path needs them): this
+ * adapter, or one pinned to a transaction of it (runtime/policy-test/pinned-adapter.ts).
+ */
+export const isPgAdapter = (adapter: DbAdapter): adapter is PgAdapter =>
+  adapter.kind === 'postgres' && typeof (adapter as Partial<PgAdapter>).pipelined === 'function';
 
 /**
  * Sends `queries` back to back on a pipelined client. pg corks the socket around each query's
