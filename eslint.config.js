@@ -16,6 +16,7 @@ const LAYERS = ['cli', 'runtime', 'compiler', 'grammar', 'errors'];
 const RUNTIME_ROOMS = [
   ['policy-test'],
   ['server'],
+  ['console'],
   ['explain', 'http'],
   ['rls', 'handlers', 'openapi'],
   ['policies', 'plan'],

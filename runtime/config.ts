@@ -64,6 +64,8 @@ export interface Config {
     readonly trustProxy: boolean;
     /** Most rows in one `POST` array (413 `too_many_rows`). */
     readonly maxRows: number;
+    /** `-http.console`: the policy console at `/_/` (docs/console.md); absent: on. */
+    readonly console?: boolean;
   };
 }
 

@@ -22,7 +22,11 @@ export interface FileConfig {
     readonly token_ttl?: string | number;
     readonly refresh_ttl?: string | number;
   };
-  readonly http?: { readonly max_rows?: string | number; readonly trust_proxy?: string | boolean };
+  readonly http?: {
+    readonly max_rows?: string | number;
+    readonly trust_proxy?: string | boolean;
+    readonly console?: string | boolean;
+  };
   readonly cors?: { readonly enabled?: boolean; readonly origins?: readonly string[] };
 }
 
@@ -48,7 +52,7 @@ const SHAPE: Shape = {
     token_ttl: 'string|number',
     refresh_ttl: 'string|number',
   },
-  http: { max_rows: 'string|number', trust_proxy: 'string|boolean' },
+  http: { max_rows: 'string|number', trust_proxy: 'string|boolean', console: 'string|boolean' },
   cors: { enabled: 'boolean', origins: 'string[]' },
 };
 

@@ -65,6 +65,10 @@ export const GLOBAL_OPTIONS = {
     describe:
       'on: rest runs behind one proxy; count a client by the last X-Forwarded-For address, not the connection [env REST_HTTP_TRUST_PROXY] (default off)',
   },
+  'http.console': {
+    type: 'string',
+    describe: 'the policy console for admins at /_/ (on or off) [env REST_HTTP_CONSOLE] (default on)',
+  },
   workers: {
     type: 'string',
     describe:
@@ -73,7 +77,7 @@ export const GLOBAL_OPTIONS = {
   config: {
     type: 'string',
     describe:
-      'YAML config file with addr, workers, db: {url, rls, statement_timeout, pooler, listen_url, max_waiting}, auth: {enabled, secret, token_ttl, refresh_ttl}, http: {max_rows, trust_proxy}, cors: {enabled, origins} [env REST_CONFIG]',
+      'YAML config file with addr, workers, db: {url, rls, statement_timeout, pooler, listen_url, max_waiting}, auth: {enabled, secret, token_ttl, refresh_ttl}, http: {max_rows, trust_proxy, console}, cors: {enabled, origins} [env REST_CONFIG]',
   },
 } as const satisfies Readonly<Record<string, Options>>;
 
@@ -92,6 +96,7 @@ export interface GlobalArgs {
   readonly 'db.max_waiting'?: string | undefined;
   readonly 'http.max_rows'?: string | undefined;
   readonly 'http.trust_proxy'?: string | undefined;
+  readonly 'http.console'?: string | undefined;
   readonly workers?: string | undefined;
   readonly config?: string | undefined;
 }

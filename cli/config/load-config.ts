@@ -48,6 +48,7 @@ export const ENV = {
   maxRows: 'REST_HTTP_MAX_ROWS',
   maxWaiting: 'REST_DB_MAX_WAITING',
   trustProxy: 'REST_HTTP_TRUST_PROXY',
+  console: 'REST_HTTP_CONSOLE',
   workers: 'REST_WORKERS',
   config: 'REST_CONFIG',
 } as const;
@@ -177,6 +178,7 @@ export function loadConfig(sources: ConfigSources): Config {
     env[ENV.trustProxy],
     file.http?.trust_proxy,
   );
+  const consoleSetting = pick<string | boolean>(flags['http.console'], env[ENV.console], file.http?.console);
   const statementTimeout = pick<string | number>(
     flags['db.statement_timeout'],
     env[ENV.statementTimeout],
@@ -210,6 +212,7 @@ export function loadConfig(sources: ConfigSources): Config {
       trustProxy: parseSwitch(trustProxy ?? false, 'http.trust_proxy'),
       maxRows:
         maxRows === undefined ? DEFAULT_MAX_ROWS : parsePositiveInteger(maxRows, 'http.max_rows', 'rows'),
+      ...(consoleSetting === undefined ? {} : { console: parseSwitch(consoleSetting, 'http.console') }),
     },
   };
 }

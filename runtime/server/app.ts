@@ -24,6 +24,8 @@ import { policyWriteWarnings } from '../http/policy-write-warnings.js';
 import { restHandler, type Authenticate, type SchemaLookup } from '../http/rest-handler.js';
 import type { Logger } from '../logger.js';
 import type { Authorizer } from '../enforce/authorizer.js';
+import { consoleAssets } from '../console/console-assets.js';
+import { consoleRoutes } from '../console/console-routes.js';
 
 export interface Clock {
   /** Milliseconds, monotonic enough for durations. */
@@ -71,6 +73,30 @@ function servedProfiles(url: string): readonly string[] {
   return [...new Set(['public', own])];
 }
 
+/** The console at `/_/` (docs/console.md): on unless `-http.console off`, and only with auth enabled. */
+function consoleHandler(deps: AppDeps): RequestHandler[] {
+  if (deps.config.http.console === false || deps.policies === undefined) return [];
+  const { adapter } = deps;
+  return [
+    consoleRoutes({
+      assets: consoleAssets(),
+      api: {
+        adapter,
+        schema: deps.schema,
+        authenticate: deps.authenticate,
+        policies: deps.policies,
+        authorizer: deps.authorizer,
+        runner: deps.runner,
+        dialect: adapter.dialect,
+        returning: adapter.returning,
+        dbUrl: deps.config.db.url,
+        nativeRls: adapter.kind === 'postgres' && deps.config.db.rls,
+        maxRows: deps.config.http.maxRows,
+      },
+    }),
+  ];
+}
+
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -82,6 +108,7 @@ export function createApp(deps: AppDeps): Express {
       accessLog(deps.logger, deps.clock),
       corsMiddleware(deps.config.cors),
       deps.authRoutes ?? authDisabledRoutes(),
+      ...consoleHandler(deps),
       openApiHandler({
         openapi: createOpenApiService({ schema: deps.schema, policies: deps.policies }),
         authenticate: deps.authenticate,

@@ -166,6 +166,17 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads http.console from the flag, REST_HTTP_CONSOLE or http: {console} (absent: on)', () => {
+    expect(load({}).http.console).toBeUndefined();
+    expect(load({ flags: { 'http.console': 'off' } }).http.console).toBe(false);
+    expect(load({ env: { REST_HTTP_CONSOLE: 'on' } }).http.console).toBe(true);
+    const readFile = files({ 'rest.yml': 'http: {console: false}' });
+    expect(load({ flags: { config: 'rest.yml' }, readFile }).http.console).toBe(false);
+    expect(errorOf(() => load({ env: { REST_HTTP_CONSOLE: 'maybe' } })).message).toMatch(
+      /http.console '[^']*' is not on or off/,
+    );
+  });
+
   it('refuses rls on for other databases', () => {
     expect(errorOf(() => load({ env: { REST_DB_RLS: 'on' } })).message).toMatch(/db.rls on needs PostgreSQL/);
   });

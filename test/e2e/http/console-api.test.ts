@@ -1,0 +1,189 @@
+// The console's admin-only API (docs/console.md) on every database and enforcement path: the
+// matrix for a caller, explain with a row, and "try as" with a write rolled back.
+
+import { expect, it } from 'vitest';
+import { startTestServer } from '../../support/server.js';
+import { client } from '../../support/http.js';
+import { expectError } from './matrix.js';
+import { forEachAuthDatabase, resetRows, setPolicies, tableRows } from './policy-support.js';
+
+interface Cell {
+  readonly decision: string;
+  readonly status?: number;
+  readonly policies: readonly number[];
+}
+interface MatrixBody {
+  readonly tables: ReadonlyArray<{ readonly table: string; readonly cells: Readonly<Record<string, Cell>> }>;
+  readonly escalations: readonly unknown[];
+}
+
+const cell = (body: unknown, table: string, action: string): Cell | undefined =>
+  (body as MatrixBody).tables.find((t) => t.table === table)?.cells[action];
+
+forEachAuthDatabase('console API', (ctx) => {
+  it('answers admins only: 401 without a token, 403 for a user, 404 for an unknown endpoint', async () => {
+    const { http, alice, admin } = ctx();
+    const caller = { caller: { kind: 'anonymous' } };
+    expectError(await http.post('/_/api/matrix', caller), 401, 'unauthenticated');
+    expectError(await http.post('/_/api/matrix', caller, alice.auth), 403, 'forbidden');
+    expectError(await http.post('/_/api/nothing', caller, admin.auth), 404, 'not_found');
+    expectError(await http.get('/_/api/matrix', admin.auth), 405, 'method_not_allowed');
+    expectError(await http.post('/_/api/matrix', { caller: { kind: 'x' } }, admin.auth), 400, 'invalid_body');
+  });
+
+  it('shows the matrix for a caller with the deciding rows and escalation warnings', async () => {
+    const { http, admin, alice } = ctx();
+    await setPolicies(ctx(), [
+      { table_name: 'notes', action: 'read', expression: 'user_id = auth_user.id' },
+      { table_name: 'plain', action: 'read', expression: '' },
+      { table_name: 'posts', action: 'all', expression: 'auth_user.is_admin' },
+      {
+        table_name: 'docs',
+        action: 'read',
+        expression: 'exists (select from notes where user_id = auth_user.id)',
+      },
+    ]);
+    const policies = (await http.get('/auth_policies?order=id.asc', admin.auth)).json as Array<{
+      id: number;
+      table_name: string;
+    }>;
+    const idOf = (table: string): number | undefined => policies.find((p) => p.table_name === table)?.id;
+    const [notesRead, plainRead, postsAll] = [idOf('notes'), idOf('plain'), idOf('posts')];
+    const asAlice = await http.post(
+      '/_/api/matrix',
+      { caller: { kind: 'user', ref: alice.username } },
+      admin.auth,
+    );
+    expect(asAlice.status, asAlice.text).toBe(200);
+    expect(cell(asAlice.json, 'notes', 'read')).toEqual({
+      decision: 'filter',
+      policies: [notesRead],
+      level: expect.any(String),
+    });
+    expect(cell(asAlice.json, 'plain', 'read')).toMatchObject({ decision: 'allow', policies: [plainRead] });
+    expect(cell(asAlice.json, 'posts', 'update')).toMatchObject({
+      decision: 'deny',
+      status: 403,
+      policies: [postsAll],
+    });
+    // The default row of table `all` (id 3) decides where no row of the table does.
+    expect(cell(asAlice.json, 'notes', 'delete')).toMatchObject({ decision: 'filter', policies: [3] });
+    expect(cell(asAlice.json, 'auth_users', 'read')).toMatchObject({
+      decision: 'deny',
+      status: 403,
+      policies: [1],
+    });
+    // Non-admins may create notes (the default row 3), through which the docs row grants reads.
+    expect((asAlice.json as MatrixBody).escalations).toContainEqual(
+      expect.objectContaining({ table: 'notes', action: 'create', policy_id: 3, relation_table: 'docs' }),
+    );
+    const anonymous = await http.post('/_/api/matrix', { caller: { kind: 'anonymous' } }, admin.auth);
+    expect(cell(anonymous.json, 'notes', 'read')).toMatchObject({ decision: 'deny', status: 401 });
+    const asAdmin = await http.post('/_/api/matrix', { caller: { kind: 'admin' } }, admin.auth);
+    expect(cell(asAdmin.json, 'posts', 'update')).toMatchObject({ decision: 'allow' });
+    expect((asAdmin.json as MatrixBody).tables.map((t) => t.table)).not.toContain('auth_sessions');
+  });
+
+  it('explains a row for a caller with the compiled predicate', async () => {
+    const { http, admin, alice, bob } = ctx();
+    await setPolicies(ctx(), [{ table_name: 'notes', action: 'read', expression: 'user_id = auth_user.id' }]);
+    await resetRows(
+      ctx(),
+      'notes',
+      ['id', 'user_id', 'body'],
+      [
+        [1, alice.id, 'a'],
+        [2, bob.id, 'b'],
+      ],
+    );
+    const reply = await http.post(
+      '/_/api/explain',
+      { caller: { kind: 'user', ref: String(alice.id) }, table: 'notes', action: 'read', row: '2' },
+      admin.auth,
+    );
+    expect(reply.status, reply.text).toBe(200);
+    const body = reply.json as {
+      decision: { kind: string };
+      predicate: { sql: string };
+      row: { value: unknown };
+      rls_ddl: unknown;
+    };
+    expect(body.decision.kind).toBe('filter');
+    expect(body.predicate.sql).toContain('user_id');
+    expect(body.row).toMatchObject({ value: false });
+    expect(body.rls_ddl === null).toBe(ctx().kind !== 'postgres');
+    expectError(
+      await http.post(
+        '/_/api/explain',
+        { caller: { kind: 'admin' }, table: 'nope', action: 'read' },
+        admin.auth,
+      ),
+      404,
+      'unknown_table',
+    );
+  });
+
+  it('tries a read and a rolled-back write as a caller', async () => {
+    const { http, admin, alice, bob } = ctx();
+    await setPolicies(ctx(), [
+      { table_name: 'notes', action: 'read', expression: 'user_id = auth_user.id' },
+      { table_name: 'notes', action: 'create', expression: 'user_id = auth_user.id' },
+    ]);
+    await resetRows(
+      ctx(),
+      'notes',
+      ['id', 'user_id', 'body'],
+      [
+        [1, alice.id, 'a'],
+        [2, bob.id, 'b'],
+      ],
+    );
+    const asAlice = { kind: 'user', ref: alice.username };
+    const read = await http.post(
+      '/_/api/try',
+      { caller: asAlice, method: 'GET', table: 'notes', query: 'select=id' },
+      admin.auth,
+    );
+    expect(read.json).toEqual({ status: 200, body: [{ id: 1 }], rolled_back: false });
+    const write = await http.post(
+      '/_/api/try',
+      {
+        caller: asAlice,
+        method: 'POST',
+        table: 'notes',
+        query: 'select=user_id,body',
+        body: { id: 3, user_id: alice.id, body: 'c' },
+      },
+      admin.auth,
+    );
+    expect(write.json).toEqual({ status: 201, body: [{ user_id: alice.id, body: 'c' }], rolled_back: true });
+    const refused = await http.post(
+      '/_/api/try',
+      { caller: asAlice, method: 'POST', table: 'notes', body: { id: 4, user_id: bob.id, body: 'd' } },
+      admin.auth,
+    );
+    expect(refused.json).toMatchObject({ status: 403, rolled_back: true });
+    const anonymous = await http.post(
+      '/_/api/try',
+      { caller: { kind: 'anonymous' }, method: 'GET', table: 'notes' },
+      admin.auth,
+    );
+    expect(anonymous.json).toMatchObject({ status: 401, body: { error: { code: 'unauthenticated' } } });
+    expect((await tableRows(ctx(), 'notes', ['id'])).map((r) => Number(r['id']))).toEqual([1, 2]);
+  });
+
+  it('is not served with -http.console off', async () => {
+    const { config, admin } = ctx();
+    const off = await startTestServer({ ...config, http: { ...config.http, console: false } });
+    try {
+      const reply = await client(off.url).post(
+        '/_/api/matrix',
+        { caller: { kind: 'anonymous' } },
+        admin.auth,
+      );
+      expectError(reply, 404, 'not_found');
+    } finally {
+      await off.handle.close();
+    }
+  });
+});
