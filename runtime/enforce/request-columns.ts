@@ -191,3 +191,37 @@ export const protectedColumn = (user: AuthUser, table: string, column: string): 
       : `log in to write column ${column} of ${table}`,
     details: { table, column },
   });
+
+/**
+ * The condition a row as written must meet for the body's `keys` that are granted under one (the
+ * AND of their conditions); undefined when every key is always writable.
+ */
+export function keysCondition(
+  write: WriteColumns | undefined,
+  keys: Iterable<string>,
+): { readonly condition: SqlFragment; readonly columns: readonly string[] } | undefined {
+  if (write === undefined || write.when.size === 0) return undefined;
+  const columns: string[] = [];
+  const conditions: SqlFragment[] = [];
+  for (const key of new Set(keys)) {
+    const when = write.when.get(key);
+    if (when === undefined) continue;
+    columns.push(key);
+    if (!conditions.includes(when)) conditions.push(when);
+  }
+  if (conditions.length === 0) return undefined;
+  const parts = conditions.flatMap((c, i) => [
+    ...(i > 0 ? [{ kind: 'text' as const, text: ') AND (' }] : []),
+    ...c.parts,
+  ]);
+  return {
+    condition: Object.freeze({
+      parts: Object.freeze([
+        { kind: 'text' as const, text: '(' },
+        ...parts,
+        { kind: 'text' as const, text: ')' },
+      ]),
+    }),
+    columns: Object.freeze(columns),
+  };
+}

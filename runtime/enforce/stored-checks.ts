@@ -10,6 +10,7 @@ import { internalError, isRestError, type RestError } from '../../errors/rest-er
 import type { Row } from '../db/adapter.js';
 import { sqlStateOf } from '../db/map-db-error.js';
 import { checkFailed, policyDenied, type Rejected } from './denials.js';
+import { protectedColumn } from './request-columns.js';
 
 /**
  * The SQLSTATE a raising check (plan-write's `1 / CASE WHEN (<check>) …`) fails its statement
@@ -23,6 +24,8 @@ export interface StoredJudgement {
   readonly action: 'create' | 'update';
   /** The flag column's name (see plan-write's StoredCheck). */
   readonly flag: string;
+  /** Body keys written under a column rule's condition: flag 2 refuses them (protected_column). */
+  readonly columns?: readonly string[];
 }
 
 /**
@@ -42,6 +45,9 @@ export const unverifiable = (user: AuthUser, table: string): RestError =>
     message: `${table} has no primary key, so this database cannot show the rows a write stored to check them against the policy`,
   });
 
+/** The flag of a row the policy lets through but a column rule's condition does not. */
+const columnsFailed = (value: unknown): boolean => value === 2 || value === 2n || value === '2';
+
 /** A flag the database set: 1 passes; 0, NULL or anything else fails closed. */
 const passed = (value: unknown): boolean => value === 1 || value === 1n || value === '1' || value === true;
 
@@ -58,6 +64,10 @@ export function judgeStoredRows(
   return rows.map((row, i) => {
     if (!Object.hasOwn(row, flag)) {
       throw internalError(`the stored row came back without its check column ${flag}`);
+    }
+    const columns = judgement.columns;
+    if (columns !== undefined && columnsFailed(row[flag])) {
+      throw protectedColumn(judgement.user, judgement.table, columns.join(', '));
     }
     if (!passed(row[flag])) {
       const rejected =

@@ -19,6 +19,8 @@ import {
   type StoredJudgement,
 } from '../enforce/stored-checks.js';
 import {
+  keysCondition,
+  protectedColumn,
   refuseHidden,
   refuseProtected,
   type ReadColumns,
@@ -213,20 +215,53 @@ const capabilities = ({ dialect, returning }: TableHandlerDeps): WriteCapabiliti
   manyRowInsert: dialect.manyRowInsert,
 });
 
-const writePolicy = (ctx: Ctx): WritePolicy => {
+/** What the policy asks of a write whose bodies set `keys`. */
+const writePolicy = (ctx: Ctx, keys: Iterable<string> = []): WritePolicy => {
   const masks = readColumns(ctx)?.masks;
+  const keyed = keysCondition(ctx.columns?.write, keys);
   return {
     check: ctx.check,
     checksStoredRows: ctx.guard?.checkStoredRows !== undefined,
     preparesPatch: ctx.guard?.preparePatch !== undefined,
     ...(masks === undefined ? {} : { masks }),
+    ...(keyed === undefined ? {} : { columnCheck: { predicate: keyed.condition, names: keyed.columns } }),
   };
 };
 
-const judgementOf = (ctx: Ctx, action: WriteAction, stored: StoredShape): StoredJudgement | undefined =>
-  stored.check === undefined
-    ? undefined
-    : { user: ctx.user, table: ctx.table.name, action, flag: stored.check.name };
+const keysOf = (rows: readonly WriteRow[]): readonly string[] => rows.flatMap((row) => Object.keys(row));
+
+/**
+ * An update's keys granted under a column rule's condition must be granted on the rows before the
+ * change too: 403/401 protected_column when a row the update changes does not meet it.
+ */
+async function refuseProtectedBefore(
+  ctx: Ctx,
+  tx: DbSession,
+  where: SqlFragment,
+  policy: WritePolicy,
+): Promise<void> {
+  const check = policy.columnCheck;
+  if (check === undefined) return;
+  const { dialect } = ctx.deps;
+  const b = new SqlBuilder(dialect)
+    .append('SELECT 1 FROM ')
+    .appendIdent(ctx.table.name)
+    .appendFragment(where);
+  b.append(where.parts.length === 0 ? ' WHERE ' : ' AND ')
+    .append('(CASE WHEN (')
+    .appendFragment(check.predicate)
+    .append(') THEN 0 ELSE 1 END) = 1')
+    .append(dialect.forUpdate);
+  const { rows } = await query(ctx, tx, b.build());
+  if (rows.length > 0) throw protectedColumn(ctx.user, ctx.table.name, check.names.join(', '));
+}
+
+const judgementOf = (ctx: Ctx, action: WriteAction, stored: StoredShape): StoredJudgement | undefined => {
+  const { check } = stored;
+  if (check === undefined) return undefined;
+  const judgement = { user: ctx.user, table: ctx.table.name, action, flag: check.name };
+  return check.columns === undefined ? judgement : { ...judgement, columns: check.columns.names };
+};
 
 /** `rows` as stored without their check's flag; the first row that failed the check refuses the request. */
 function judged(
@@ -370,7 +405,7 @@ async function create(
   }
   const plan = planCreate({
     capabilities: capabilities(ctx.deps),
-    policy: writePolicy(ctx),
+    policy: writePolicy(ctx, keysOf(rows)),
     table: ctx.table,
     rows,
     selected,
@@ -415,8 +450,8 @@ function meetingCtx(ctx: Ctx, action: 'update' | 'read', authorization: Authoriz
 }
 
 /** What a write of an upsert hands back: these columns, and the check of `ctx`'s policy, judged after. */
-const shapeFor = (ctx: Ctx, columns: readonly ColumnInfo[]): StoredShape =>
-  storedShape(ctx.table, writePolicy(ctx), columns, false);
+const shapeFor = (ctx: Ctx, columns: readonly ColumnInfo[], keys?: readonly string[]): StoredShape =>
+  storedShape(ctx.table, writePolicy(ctx, keys), columns, false);
 
 /** ` WHERE` on `row`'s conflict values, and the policy predicate of `side` where it has one. */
 function meetWhere(side: Ctx, conflict: readonly ColumnInfo[], row: WriteRow): SqlFragment {
@@ -489,7 +524,7 @@ async function upsert(
   const conflict = conflictColumns(ctx, upsertOf.onConflict);
   const merge = upsertOf.resolution === 'merge';
   const side = meetingCtx(ctx, merge ? 'update' : 'read', meeting);
-  const created = shapeFor(ctx, selected);
+  const created = shapeFor(ctx, selected, keysOf(rows));
   const many = rows.length > 1;
   return transact(ctx, request.rollback === true, async (tx) => {
     const stored: Row[] = [];
@@ -548,12 +583,14 @@ async function upsertUpdate(
   const patch = toWriteRow(side.table, body);
   refuseProtected(side.user, side.table.name, side.columns?.write, [patch]);
   const where = meetWhere(side, conflict, row);
-  const shape = shapeFor(side, selected);
-  const { stored } = await asSide(ctx, side, tx, () =>
-    side.deps.returning.update
+  const policy = writePolicy(side, Object.keys(patch));
+  const shape = storedShape(side.table, policy, selected, false);
+  const { stored } = await asSide(ctx, side, tx, async () => {
+    await refuseProtectedBefore(side, tx, where, policy);
+    return side.deps.returning.update
       ? updateReturning(side, tx, patch, where, shape)
-      : updateReadBack(side, tx, patch, where, shape),
-  );
+      : updateReadBack(side, tx, patch, where, shape);
+  });
   return judged(side, 'update', shape, stored);
 }
 
@@ -636,6 +673,7 @@ async function updateInTransaction(
   options: ChangeOptions | undefined,
 ): Promise<Updated> {
   return transact(ctx, options?.rollback === true, async (tx) => {
+    await refuseProtectedBefore(ctx, tx, where, writePolicy(ctx, Object.keys(patch)));
     const applied = await preparePatch(ctx, patch, tx);
     if (plan.readBack === 'none') {
       const { rowCount } = await query(
@@ -697,7 +735,7 @@ async function update(ctx: Ctx, request: UpdateRequest): Promise<Outcome> {
     options?.returnRows === true ? selectedColumns(table, options.select, readColumns(ctx)?.hidden) : [];
   const plan = planUpdate({
     capabilities: capabilities(ctx.deps),
-    policy: writePolicy(ctx),
+    policy: writePolicy(ctx, Object.keys(patch)),
     table,
     selected,
     transact: needsTransaction(options),

@@ -9,7 +9,8 @@ import { AUTH_USERS_TABLE, INTERNAL_TABLES } from '../auth/auth-ddl.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
 import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { ADMIN_ONLY_USER_COLUMNS } from '../enforce/auth-users-floor.js';
-import { decideInProcess } from '../enforce/decide.js';
+import { decideInProcess, policyColumnTypes, schemaTypesOf } from '../enforce/decide.js';
+import { portableCondition, readColumnsOf, writeColumnsOf } from '../enforce/request-columns.js';
 
 export interface TableView {
   readonly table: TableInfo;
@@ -35,20 +36,46 @@ export interface CallerViewInput {
   readonly policies: PolicySet | undefined;
 }
 
+/** The columns `action`'s column rules keep from this caller (enforce/request-columns.ts). */
+function ruledOut(
+  table: TableInfo,
+  user: AuthUser,
+  policies: PolicySet,
+  snapshot: SchemaSnapshot,
+  action: Action,
+): ReadonlySet<string> {
+  const policy = policies.policyFor(table.name, action, policyColumnTypes(table), schemaTypesOf(snapshot));
+  if (action === 'read') return readColumnsOf(policy, table, user, portableCondition)?.hidden ?? NONE;
+  return writeColumnsOf(policy, table, user, portableCondition)?.never ?? NONE;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
 /**
- * The columns of `table` a caller may read and write. Today: every column but the secret ones
- * (`auth_users.password`, its hidden key) and, with auth on, for a non-admin not the admin-only
- * columns of `auth_users` in a body (the floor of docs/authentication.md). This is where column
- * rules per caller (hidden and write-protected columns, docs/policy-language.md) narrow the lists.
+ * The columns of `table` a caller may read and write: every column but the secret ones
+ * (`auth_users.password`, its hidden key), those the column rules hide from the caller's reads
+ * (docs/policy-language.md) and, in a body, those neither `create` nor `update` lets the caller
+ * write; with auth on, for a non-admin not the admin-only columns of `auth_users` in a body (the
+ * floor of docs/authentication.md).
  */
 export function callerColumns(
   table: TableInfo,
   user: AuthUser,
-  authEnabled: boolean,
+  policies: PolicySet | undefined,
+  snapshot: SchemaSnapshot,
 ): { readonly readable: readonly ColumnInfo[]; readonly writable: readonly ColumnInfo[] } {
-  const readable = table.columns.filter((c) => !isSecretColumn(table.name, c.name));
-  const adminOnly = authEnabled && table.name === AUTH_USERS_TABLE && !user.is_admin;
-  const writable = adminOnly ? readable.filter((c) => !ADMIN_ONLY_USER_COLUMNS.includes(c.name)) : readable;
+  const columns = table.columns.filter((c) => !isSecretColumn(table.name, c.name));
+  if (policies === undefined) return { readable: columns, writable: columns };
+  const hidden = ruledOut(table, user, policies, snapshot, 'read');
+  const readable = hidden.size === 0 ? columns : columns.filter((c) => !hidden.has(c.name));
+  const notCreated = ruledOut(table, user, policies, snapshot, 'create');
+  const notUpdated = ruledOut(table, user, policies, snapshot, 'update');
+  const adminOnly = table.name === AUTH_USERS_TABLE && !user.is_admin;
+  const writable = columns.filter(
+    (c) =>
+      !(notCreated.has(c.name) && notUpdated.has(c.name)) &&
+      !(adminOnly && ADMIN_ONLY_USER_COLUMNS.includes(c.name)),
+  );
   return { readable, writable };
 }
 
@@ -80,7 +107,7 @@ export async function callerView(input: CallerViewInput): Promise<CallerView> {
     if (table === undefined) continue;
     const actions = policies === undefined ? new Set(ACTIONS) : await allowedActions(input, table, policies);
     if (actions.size === 0) continue;
-    tables.push({ table, actions, ...callerColumns(table, user, policies !== undefined) });
+    tables.push({ table, actions, ...callerColumns(table, user, policies, snapshot) });
   }
   return { authEnabled: policies !== undefined, tables };
 }

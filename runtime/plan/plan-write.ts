@@ -46,6 +46,17 @@ export interface StoredCheck {
    * `raisedCheckRefusal` recognises it).
    */
   readonly raising?: boolean;
+  /**
+   * Body keys granted under a column rule's condition (enforce/request-columns.ts): the flag is 2
+   * where the policy holds and `predicate` does not. Never raising.
+   */
+  readonly columns?: ColumnCheck;
+}
+
+export interface ColumnCheck {
+  readonly predicate: SqlFragment;
+  /** The keys it judges, for the refusal. */
+  readonly names: readonly string[];
 }
 
 /** A column alias no column of `table` has. */
@@ -67,6 +78,15 @@ function appendOutput(b: SqlBuilder, { columns, check, masks }: StoredShape): vo
   appendColumnList(b, columns, masks);
   if (check === undefined) return;
   if (columns.length > 0) b.append(', ');
+  if (check.columns !== undefined) {
+    b.append('CASE WHEN (')
+      .appendFragment(check.predicate)
+      .append(') THEN CASE WHEN (')
+      .appendFragment(check.columns.predicate)
+      .append(') THEN 1 ELSE 2 END ELSE 0 END AS ')
+      .appendIdent(check.name);
+    return;
+  }
   // The division depends on the row, so the planner cannot fold it before the check is evaluated
   // (unless the predicate is a constant FALSE, and then failing at once is right).
   b.append(check.raising === true ? '1 / CASE WHEN (' : 'CASE WHEN (')

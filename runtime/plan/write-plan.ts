@@ -14,7 +14,13 @@ import type { ColumnInfo, Returning, TableInfo } from '../db/adapter.js';
 import type { WriteRow } from '../enforce/authorizer.js';
 import { selectedColumns } from './columns.js';
 import type { Masks } from './masked-columns.js';
-import { checkColumnName, fitsOneInsert, hasOutput, type StoredShape } from './plan-write.js';
+import {
+  checkColumnName,
+  fitsOneInsert,
+  hasOutput,
+  type ColumnCheck,
+  type StoredShape,
+} from './plan-write.js';
 
 /** What the database and its dialect can do for a write. */
 export interface WriteCapabilities {
@@ -36,6 +42,8 @@ export interface WritePolicy {
   readonly preparesPatch: boolean;
   /** The caller's masked columns (read rules), handed back masked in the answer. */
   readonly masks?: Masks;
+  /** Body keys written under a column rule's condition, judged on the stored rows (never raising). */
+  readonly columnCheck?: ColumnCheck;
 }
 
 export interface CreateInput {
@@ -77,6 +85,11 @@ export type WritePlan =
   | { readonly kind: 'one-statement'; readonly stored: StoredShape }
   | { readonly kind: 'transaction'; readonly stored: StoredShape; readonly readBack: ReadBack };
 
+/** What every row passes, in every dialect: the policy's half of a check of columns alone. */
+const NO_CHECK: SqlFragment = Object.freeze({
+  parts: Object.freeze([{ kind: 'text' as const, text: '1 = 1' }]),
+});
+
 /** The stored rows' columns, and the check as a flag column when the policy has one. */
 export function storedShape(
   table: TableInfo,
@@ -87,9 +100,14 @@ export function storedShape(
   // A guard judging the stored rows needs their values as stored, not as the caller reads them.
   const masks = policy.checksStoredRows ? undefined : policy.masks;
   const shape = masks === undefined ? { columns } : { columns, masks };
-  return policy.check === undefined
+  const { check, columnCheck } = policy;
+  if (columnCheck !== undefined) {
+    const predicate = check ?? NO_CHECK;
+    return { ...shape, check: { name: checkColumnName(table), predicate, columns: columnCheck } };
+  }
+  return check === undefined
     ? shape
-    : { ...shape, check: { name: checkColumnName(table), predicate: policy.check, raising } };
+    : { ...shape, check: { name: checkColumnName(table), predicate: check, raising } };
 }
 
 /** A guard that judges stored rows needs every column it may read, whatever `select` asks for. */
@@ -107,6 +125,7 @@ export function planCreate(input: CreateInput): WritePlan {
   const columns = guardedColumns(input, input.selected);
   const oneStatement =
     input.transact !== true &&
+    policy.columnCheck === undefined &&
     !policy.checksStoredRows &&
     caps.returning.insert &&
     (policy.check === undefined || caps.checkInStatement) &&
@@ -119,8 +138,11 @@ export function planCreate(input: CreateInput): WritePlan {
 export function planUpdate(input: UpdateInput): WritePlan {
   const { capabilities: caps, policy } = input;
   const selected = input.selected ?? [];
-  const nothingToJudge = !policy.preparesPatch && !policy.checksStoredRows && policy.check === undefined;
-  const checkedInStatement = !policy.checksStoredRows && caps.returning.update && caps.checkInStatement;
+  const columnsJudged = policy.columnCheck !== undefined;
+  const nothingToJudge =
+    !policy.preparesPatch && !policy.checksStoredRows && policy.check === undefined && !columnsJudged;
+  const checkedInStatement =
+    !policy.checksStoredRows && !columnsJudged && caps.returning.update && caps.checkInStatement;
   // A count answers from the statement; rows need its RETURNING.
   const answersInStatement = selected.length === 0 || caps.returning.update;
   return input.transact !== true && (nothingToJudge || checkedInStatement) && answersInStatement
