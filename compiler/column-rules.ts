@@ -36,10 +36,6 @@ export interface ColumnRules {
 /** A rule that grants nothing: what a row whose `columns` is broken grants (fail closed). */
 const NOTHING: ColumnRule = Object.freeze({ kind: 'only', columns: Object.freeze([]) });
 
-/** The `columns` text of a policy row (NULL: every column). */
-export const columnsTextOf = (row: PolicyRow): string | null =>
-  (row as PolicyRow & { readonly columns?: string | null }).columns ?? null;
-
 /**
  * The rule a stored row grants on `columns`: a rule that no longer parses, or that names a column
  * its own table lacks (renamed or dropped since), grants nothing.
@@ -47,7 +43,7 @@ export const columnsTextOf = (row: PolicyRow): string | null =>
 export function storedColumnRule(row: PolicyRow, columns: ColumnTypes): ColumnRule {
   let rule: ColumnRule;
   try {
-    rule = parseColumnRule(columnsTextOf(row));
+    rule = parseColumnRule(row.columns);
   } catch (error) {
     if (error instanceof PolicySyntaxError) return NOTHING;
     throw error;

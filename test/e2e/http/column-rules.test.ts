@@ -1,0 +1,239 @@
+// Column rules (docs/policy-language.md, `columns` of a policy row) over real HTTP on every
+// database, PostgreSQL with native RLS and without, in both dialects (/<table> and /rest/v1): an
+// email readable by its owner and admins and masked (null) for other users, a note hidden from
+// everyone but admins, keys refused on writes (protected_column), filters that see the masked
+// value, and answers of writes shown through the read rules.
+
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { DialectName } from '../../../compiler/types.js';
+import type { Reply } from '../../support/http.js';
+import {
+  expectStatus,
+  forEachAuthDatabase,
+  replacePolicies,
+  resetRows,
+  tableRows,
+  type PolicyContext,
+} from './policy-support.js';
+
+const DDL: Readonly<Record<DialectName, readonly string[]>> = {
+  postgres: [
+    'CREATE TABLE people (id serial PRIMARY KEY, user_id integer, name varchar(40), email varchar(40), note varchar(40))',
+  ],
+  mysql: [
+    'CREATE TABLE people (id int AUTO_INCREMENT PRIMARY KEY, user_id int, name varchar(40), email varchar(40), note varchar(40))',
+  ],
+  sqlite: [
+    'CREATE TABLE people (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INTEGER, name varchar(40), email varchar(40), note varchar(40))',
+  ],
+};
+
+const POLICIES = [
+  // Reads: owners see their rows but the note, admins everything, logged-in users every row's
+  // id, user_id and name, anonymous users ids and names.
+  { table_name: 'people', action: 'read', expression: 'user_id = auth_user.id', columns: '* except (note)' },
+  { table_name: 'people', action: 'read', expression: 'auth_user.is_admin', columns: '*' },
+  {
+    table_name: 'people',
+    action: 'read',
+    expression: 'auth_user.is_authenticated',
+    columns: 'id, user_id, name',
+  },
+  { table_name: 'people', action: 'read', expression: 'true', columns: 'id, name' },
+  // Writes: anyone creates a name, logged-in users also id, user_id and email; names of every
+  // row, ids and emails of one's own rows; owners delete.
+  { table_name: 'people', action: 'create', expression: 'true', columns: 'name' },
+  {
+    table_name: 'people',
+    action: 'create',
+    expression: 'auth_user.is_authenticated',
+    columns: 'id, user_id, name, email',
+  },
+  {
+    table_name: 'people',
+    action: 'update',
+    expression: 'user_id = auth_user.id',
+    columns: 'id, name, email',
+  },
+  { table_name: 'people', action: 'update', expression: 'auth_user.is_authenticated', columns: 'name' },
+  { table_name: 'people', action: 'delete', expression: 'user_id = auth_user.id', columns: null },
+];
+
+const COLUMNS = ['id', 'user_id', 'name', 'email', 'note'];
+
+/** The seed dialect's error code, or the one PostgREST's `details` starts with. */
+function errorCode(reply: Reply): unknown {
+  const body = reply.json as { error?: { code?: unknown }; details?: unknown } | undefined;
+  if (body?.error !== undefined) return body.error.code;
+  return typeof body?.details === 'string' ? body.details.split(':')[0] : undefined;
+}
+
+function expectRefused(reply: Reply, status: number, code: string): void {
+  expect({ status: reply.status, code: errorCode(reply) }, reply.text).toEqual({ status, code });
+}
+
+const byId = (reply: Reply): Array<Record<string, unknown>> =>
+  (reply.json as Array<Record<string, unknown>>)
+    .map((r) => ({ ...r, id: Number(r['id']), ...('user_id' in r ? { user_id: Number(r['user_id']) } : {}) }))
+    .sort((a, b) => Number(a['id']) - Number(b['id']));
+
+const DIALECTS = [
+  { name: 'seed', base: '' },
+  { name: 'postgrest', base: '/rest/v1' },
+] as const;
+
+forEachAuthDatabase(
+  'column rules',
+  (ctx) => {
+    const stored = () => tableRows(ctx(), 'people', COLUMNS);
+    const as = (c: PolicyContext, who: 'alice' | 'bob' | 'admin' | 'anonymous', prefer?: string) => ({
+      headers: {
+        ...(who === 'anonymous' ? {} : c[who].auth.headers),
+        ...(prefer === undefined ? {} : { Prefer: prefer }),
+      },
+    });
+
+    beforeEach(async () => {
+      const c = ctx();
+      const added = await replacePolicies(c, []);
+      expect(added).toBeUndefined();
+      const answer = await c.http.post(
+        '/auth_policies',
+        POLICIES.map((p) => ({ ...p, description: 'column rules' })),
+        c.admin.auth,
+      );
+      expect(answer.status, answer.text).toBe(201);
+      await resetRows(c, 'people', COLUMNS, [
+        [1, c.alice.id, 'alice', 'alice@example.com', 'a note'],
+        [2, c.bob.id, 'bob', 'bob@example.com', 'b note'],
+      ]);
+    });
+
+    describe.each(DIALECTS)('$name dialect', ({ base }) => {
+      const path = `${base}/people`;
+
+      it('masks email outside the owner rows, hides note, and shows everything to an admin', async () => {
+        const c = ctx();
+        const alice = await c.http.get(`${path}?order=id`, as(c, 'alice'));
+        expect(alice.status, alice.text).toBe(200);
+        expect(byId(alice)).toEqual([
+          { id: 1, user_id: c.alice.id, name: 'alice', email: 'alice@example.com' },
+          { id: 2, user_id: c.bob.id, name: 'bob', email: null },
+        ]);
+        expect(byId(await c.http.get(`${path}?order=id`, as(c, 'anonymous')))).toEqual([
+          { id: 1, name: 'alice' },
+          { id: 2, name: 'bob' },
+        ]);
+        const admin = byId(await c.http.get(`${path}?order=id`, as(c, 'admin')));
+        expect(admin.map((r) => [r['email'], r['note']])).toEqual([
+          ['alice@example.com', 'a note'],
+          ['bob@example.com', 'b note'],
+        ]);
+      });
+
+      it.each([
+        ['alice', 'select=id,note', 403],
+        ['alice', 'note=eq.b%20note', 403],
+        ['alice', 'order=note', 403],
+        ['anonymous', 'select=email', 401],
+        ['anonymous', 'email=is.null', 401],
+      ] as const)('refuses %s naming a hidden column (%s)', async (who, query, status) => {
+        const c = ctx();
+        expectRefused(await c.http.get(`${path}?${query}`, as(c, who)), status, 'hidden_column');
+      });
+
+      it('filters and orders on the masked value, so a filter is no oracle', async () => {
+        const c = ctx();
+        const hit = await c.http.get(`${path}?email=eq.bob@example.com`, as(c, 'alice'));
+        expect(hit.json).toEqual([]);
+        const nulls = await c.http.get(`${path}?email=is.null&select=id`, as(c, 'alice'));
+        expect(byId(nulls)).toEqual([{ id: 2 }]);
+        const ordered = await c.http.get(`${path}?select=id&order=email.desc.nullslast`, as(c, 'alice'));
+        expect((ordered.json as Array<{ id: unknown }>).map((r) => Number(r.id))).toEqual([1, 2]);
+        // A write's filters see the same masked value: nothing matches, nothing changes.
+        const patched = await c.http.patch(
+          `${path}?email=eq.bob@example.com`,
+          { name: 'renamed' },
+          as(c, 'alice', 'return=representation'),
+        );
+        expect(patched.status, patched.text).toBe(200);
+        expectRefused(await c.http.delete(`${path}?note=eq.b%20note`, as(c, 'alice')), 403, 'hidden_column');
+        expect((await stored()).map((r) => r['name'])).toEqual(['alice', 'bob']);
+      });
+
+      it.each([
+        ['alice', 'post', { user_id: 0, name: 'x', note: 'n' }, 403],
+        ['anonymous', 'post', { name: 'x', email: 'e' }, 401],
+        ['alice', 'patch own', { note: 'n' }, 403],
+        ['alice', 'patch own', { user_id: 0 }, 403],
+        ['alice', 'patch other', { email: 'mine@example.com' }, 403],
+      ] as const)('refuses %s a %s setting a column not granted to it', async (who, how, body, status) => {
+        const c = ctx();
+        const before = await stored();
+        const reply =
+          how === 'post'
+            ? await c.http.post(path, body, as(c, who))
+            : await c.http.patch(`${path}?id=eq.${how === 'patch own' ? 1 : 2}`, body, as(c, who));
+        expectRefused(reply, status, 'protected_column');
+        expect(await stored()).toEqual(before);
+      });
+
+      it('answers writes through the read rules', async () => {
+        const c = ctx();
+        const prefer = base === '' ? undefined : 'return=representation';
+        const mine = await c.http.post(
+          path,
+          { user_id: c.alice.id, name: 'mine', email: 'm@example.com' },
+          as(c, 'alice', prefer),
+        );
+        expect(mine.status, mine.text).toBe(201);
+        const created = (Array.isArray(mine.json) ? mine.json[0] : mine.json) as Record<string, unknown>;
+        expect(created).toMatchObject({ name: 'mine', email: 'm@example.com' });
+        expect(created).not.toHaveProperty('note');
+        const theirs = await c.http.post(
+          path,
+          { user_id: c.bob.id, name: 'theirs', email: 't@example.com' },
+          as(c, 'alice', prefer),
+        );
+        const other = (Array.isArray(theirs.json) ? theirs.json[0] : theirs.json) as Record<string, unknown>;
+        expect(other).toMatchObject({ name: 'theirs', email: null });
+        const anonymous = await c.http.post(path, { name: 'anon' }, as(c, 'anonymous', prefer));
+        expect(anonymous.status, anonymous.text).toBe(201);
+        const anon = (Array.isArray(anonymous.json) ? anonymous.json[0] : anonymous.json) as Record<
+          string,
+          unknown
+        >;
+        expect(Object.keys(anon).sort()).toEqual(['id', 'name']);
+        const renamed = await c.http.patch(
+          `${path}?id=eq.2`,
+          { name: 'bobby' },
+          as(c, 'alice', 'return=representation'),
+        );
+        expect(renamed.status, renamed.text).toBe(200);
+        const own = await c.http.patch(`${path}?id=eq.1`, { email: 'new@example.com' }, as(c, 'alice'));
+        expect(own.status, own.text).toBeLessThan(300);
+        expect((await stored()).map((r) => [r['name'], r['email']]).slice(0, 2)).toEqual([
+          ['alice', 'new@example.com'],
+          ['bobby', 'bob@example.com'],
+        ]);
+      });
+    });
+
+    it('refuses an upsert setting a column not granted to it, and merges one that is', async () => {
+      const c = ctx();
+      const merge = as(c, 'alice', 'resolution=merge-duplicates,return=representation');
+      expectRefused(
+        await c.http.post('/rest/v1/people', [{ id: 1, name: 'x', note: 'n' }], merge),
+        403,
+        'protected_column',
+      );
+      const merged = await c.http.post('/rest/v1/people', [{ id: 1, name: 'merged' }], merge);
+      expect(merged.status, merged.text).toBe(201);
+      expect(merged.json).toEqual([
+        { id: 1, user_id: c.alice.id, name: 'merged', email: 'alice@example.com' },
+      ]);
+      expectStatus(await c.http.get('/people?select=note', c.alice.auth), 403, 'hidden_column');
+    });
+  },
+  { ddl: DDL },
+);
