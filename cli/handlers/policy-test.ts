@@ -10,7 +10,7 @@ import type { CommandContext } from '../context.js';
 import { ExitStatus } from '../exit-status.js';
 import { formatJson } from '../output/json.js';
 import { formatPolicyTests } from '../output/policy-test.js';
-import { configOf, withDatabase } from './database.js';
+import { configOf, withAuthDatabase } from './database.js';
 
 export interface PolicyTestArgs extends GlobalArgs {
   readonly files: readonly string[];
@@ -33,7 +33,7 @@ async function source(file: string): Promise<string> {
 export async function run(ctx: CommandContext, argv: PolicyTestArgs): Promise<void> {
   const config = configOf(ctx, argv);
   const texts = await Promise.all(argv.files.map(async (f) => [f, await source(f)] as const));
-  const results = await withDatabase(config, async (adapter) => {
+  const results = await withAuthDatabase(config, async (adapter) => {
     const out: FileResult[] = [];
     for (const [file, text] of texts) {
       out.push(await runPolicyTestFile(text, file, { adapter, config, path: argv.path }));

@@ -14,7 +14,9 @@ import { openCliDatabase, suiteName, type CliDatabase } from './cli-fixtures.js'
 import { REPO_ROOT, runCliProcess } from './run-cli.js';
 
 const EXAMPLES = join(REPO_ROOT, 'examples/policy-tests');
-const EXAMPLE_FILES = ['seed-patterns.yml', 'relations.yml'].map((f) => join(EXAMPLES, f));
+const EXAMPLE_FILES = ['seed-patterns.yml', 'relations.yml', 'column-rules.yml'].map((f) =>
+  join(EXAMPLES, f),
+);
 const SCHEMA = readFileSync(join(EXAMPLES, 'schema.sql'), 'utf8')
   .replace(/--.*$/gm, '')
   .split(';')
@@ -88,7 +90,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
     it('passes the example files and leaves the database as it was', async () => {
       const r = await test(...EXAMPLE_FILES);
       expect(r.stderr).toBe('');
-      expect(r.stdout).toMatch(/^87 passed, 0 failed/m);
+      expect(r.stdout).toMatch(/^91 passed, 0 failed/m);
       expect(r.stdout).toContain(
         kind === 'postgres' ? '(postgres: native + portable)' : `(${kind}: portable)`,
       );
@@ -130,7 +132,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         failed: number;
         files: { cases: { passed: boolean; paths: Record<string, unknown> }[] }[];
       };
-      expect([report.passed, report.failed]).toEqual([87, 0]);
+      expect([report.passed, report.failed]).toEqual([91, 0]);
       const paths = Object.keys(report.files[0]?.cases[0]?.paths ?? {}).sort();
       expect(paths).toEqual(kind === 'postgres' ? ['native', 'portable'] : ['portable']);
     });
