@@ -21,9 +21,16 @@ export class PolicySyntaxError extends RestError {
   /** The offending text as written (`'='`, `'#'`, `U+200B`) or `end of input`. */
   readonly found: string;
 
-  constructor(message: string, at: SyntaxErrorAt, expected: string, found: string) {
+  /** `field`: the policy field the error is in, when it is not the expression (`columns`). */
+  constructor(message: string, at: SyntaxErrorAt, expected: string, found: string, field?: string) {
     super('invalid_policy', message, {
-      details: { line: at.line, column: at.column, expected, found },
+      details: {
+        ...(field === undefined ? {} : { field }),
+        line: at.line,
+        column: at.column,
+        expected,
+        found,
+      },
     });
     this.name = 'PolicySyntaxError';
     this.offset = at.offset;

@@ -1,4 +1,4 @@
-// `rest auth policy add <table_name> <action> <expression> <description>`: validated and stored
+// `rest auth policy add <table_name> <action> <expression> <description> [--columns <rule>]`: validated and stored
 // by the same service as `POST /auth_policies`; a bad expression is echoed with a caret
 // under the error column.
 
@@ -33,12 +33,20 @@ export function authPolicyAddCommand(ctx: CommandContext): CommandModule<GlobalA
           demandOption: true,
           describe: 'Why the policy exists (at most 256 characters)',
         })
+        .option('columns', {
+          type: 'string',
+          describe: "The columns it grants: 'a, b', '* except (a)' or '*' (the default: every column)",
+        })
         .option('json', { type: 'boolean', default: false, describe: 'Print the stored row as JSON' })
         .example(
           "$0 auth policy add todos read 'user_id = auth_user.id' 'users read their own todos'",
           'Owners read their rows',
         )
-        .example("$0 auth policy add posts read '' 'posts are public'", 'Anyone reads posts'),
+        .example("$0 auth policy add posts read '' 'posts are public'", 'Anyone reads posts')
+        .example(
+          "$0 auth policy add users read '' 'names are public' --columns 'id, name'",
+          'Anyone reads two columns',
+        ),
     handler: lazyHandler(() => import('../handlers/auth-policy-add.js'), ctx),
   };
 }

@@ -1,4 +1,4 @@
-// `rest auth policy edit <id> [--table t] [--action a] [--expression e] [--description d]`: changes
+// `rest auth policy edit <id> [--table t] [--action a] [--expression e] [--description d] [--columns c]`: changes
 // one policy row; the row as it would be stored is validated exactly like `auth policy add`
 // (docs/policy-language.md, cycles included) and nothing is written when it is invalid; it warns
 // like add (docs/authentication.md).
@@ -26,6 +26,7 @@ export function authPolicyEditCommand(ctx: CommandContext): CommandModule<Global
         })
         .option('expression', { type: 'string', describe: "New expression ('' = anyone)" })
         .option('description', { type: 'string', describe: 'New description (at most 256 characters)' })
+        .option('columns', { type: 'string', describe: "New column rule ('*' = every column)" })
         .option('json', { type: 'boolean', default: false, describe: 'Print the stored row as JSON' })
         .example("$0 auth policy edit 4 --expression 'author_id = auth_user.id'", 'Narrow policy 4'),
     handler: lazyHandler(() => import('../handlers/auth-policy-edit.js'), ctx),

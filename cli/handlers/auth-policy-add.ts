@@ -2,11 +2,12 @@
 // caret under the error column.
 
 import { formatPolicyError, PolicySyntaxError } from '../../compiler/index.js';
+import type { PolicyRow } from '../../compiler/types.js';
 import { addPolicy, policyWarnings, storedEscalations } from '../../runtime/policies/policy-service.js';
 import type { CommandContext } from '../context.js';
 import { formatJson } from '../output/json.js';
 import { escapeCell } from '../output/text-cell.js';
-import { configOf, requireAuthTables, withDatabase } from './database.js';
+import { configOf, withAuthDatabase } from './database.js';
 import type { GlobalArgs } from '../config/global-options.js';
 
 export interface AddArgs extends GlobalArgs {
@@ -14,6 +15,7 @@ export interface AddArgs extends GlobalArgs {
   readonly action: string;
   readonly expression: string;
   readonly description: string;
+  readonly columns: string | undefined;
   readonly json: boolean;
 }
 
@@ -28,16 +30,29 @@ export function caretLines(expression: string, error: PolicySyntaxError): string
   return `  ${line.replace(UNPRINTABLE, '?')}\n  ${caret}\n`;
 }
 
+/** The policy field a syntax error is in: the column rule when it says so, else the expression. */
+export const errorText = (
+  error: PolicySyntaxError,
+  texts: { readonly expression?: string | undefined; readonly columns?: string | null | undefined },
+): string | null | undefined => (error.details?.['field'] === 'columns' ? texts.columns : texts.expression);
+
+/** `table action 'expression'`, and `columns '<rule>'` when the row does not grant every column. */
+export const describeRow = (row: PolicyRow): string =>
+  `${row.table_name} ${row.action} '${escapeCell(row.expression)}'${
+    row.columns === null ? '' : ` columns '${escapeCell(row.columns)}'`
+  }`;
+
 export async function run(ctx: CommandContext, argv: AddArgs): Promise<void> {
   const config = configOf(ctx, argv);
-  const { row, warnings } = await withDatabase(config, async (adapter) => {
+  // withAuthDatabase: a database set up by an older version gains `auth_policies.columns` first.
+  const { row, warnings } = await withAuthDatabase(config, async (adapter) => {
     const schema = await adapter.introspect();
-    requireAuthTables(schema);
     const input = {
       table_name: argv.table_name,
       action: argv.action,
       expression: argv.expression,
       description: argv.description,
+      columns: argv.columns,
     };
     try {
       const added = await addPolicy(adapter, schema, input);
@@ -48,14 +63,10 @@ export async function run(ctx: CommandContext, argv: AddArgs): Promise<void> {
       };
     } catch (e) {
       // cli/main.ts prints the error itself (line:column, what was expected) as the last line.
-      if (e instanceof PolicySyntaxError) ctx.io.stderr(caretLines(argv.expression, e));
+      if (e instanceof PolicySyntaxError) ctx.io.stderr(caretLines(errorText(e, argv) ?? '', e));
       throw e;
     }
   });
   for (const warning of warnings) ctx.io.stderr(`rest: warning: ${warning}\n`);
-  ctx.io.stdout(
-    argv.json
-      ? formatJson(row)
-      : `added policy ${row.id}: ${row.table_name} ${row.action} '${escapeCell(row.expression)}'\n`,
-  );
+  ctx.io.stdout(argv.json ? formatJson(row) : `added policy ${row.id}: ${describeRow(row)}\n`);
 }

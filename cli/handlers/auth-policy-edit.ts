@@ -5,10 +5,9 @@ import { RestError } from '../../errors/rest-error.js';
 import { editPolicy, parsePolicyId, type PolicyChanges } from '../../runtime/policies/policy-admin.js';
 import { listPolicies, policyWarnings, storedEscalations } from '../../runtime/policies/policy-service.js';
 import { formatJson } from '../output/json.js';
-import { escapeCell } from '../output/text-cell.js';
-import { caretLines } from './auth-policy-add.js';
+import { caretLines, describeRow, errorText } from './auth-policy-add.js';
 import type { CommandContext } from '../context.js';
-import { configOf, requireAuthTables, withDatabase } from './database.js';
+import { configOf, withAuthDatabase } from './database.js';
 import type { GlobalArgs } from '../config/global-options.js';
 
 export interface EditArgs extends GlobalArgs {
@@ -17,6 +16,7 @@ export interface EditArgs extends GlobalArgs {
   readonly action: string | undefined;
   readonly expression: string | undefined;
   readonly description: string | undefined;
+  readonly columns: string | undefined;
   readonly json: boolean;
 }
 
@@ -27,11 +27,12 @@ function changesOf(argv: EditArgs): PolicyChanges {
     ...(argv.action === undefined ? {} : { action: argv.action }),
     ...(argv.expression === undefined ? {} : { expression: argv.expression }),
     ...(argv.description === undefined ? {} : { description: argv.description }),
+    ...(argv.columns === undefined ? {} : { columns: argv.columns }),
   };
   if (Object.keys(changes).length === 0) {
     throw new RestError(
       'nothing_to_change',
-      'auth policy edit needs at least one of --table, --action, --expression, --description (see rest --help)',
+      'auth policy edit needs at least one of --table, --action, --expression, --description, --columns (see rest --help)',
     );
   }
   return changes;
@@ -40,9 +41,8 @@ function changesOf(argv: EditArgs): PolicyChanges {
 export async function run(ctx: CommandContext, argv: EditArgs): Promise<void> {
   const id = parsePolicyId(argv.id);
   const changes = changesOf(argv);
-  const { row, warnings } = await withDatabase(configOf(ctx, argv), async (adapter) => {
+  const { row, warnings } = await withAuthDatabase(configOf(ctx, argv), async (adapter) => {
     const schema = await adapter.introspect();
-    requireAuthTables(schema);
     try {
       const edited = await editPolicy(adapter, schema, id, changes);
       const escalations = await storedEscalations(adapter, schema);
@@ -51,19 +51,15 @@ export async function run(ctx: CommandContext, argv: EditArgs): Promise<void> {
         warnings: [...policyWarnings(edited, schema), ...escalations.map((w) => w.message)],
       };
     } catch (e) {
-      // The caret points into the expression that was validated: the new one, or the stored one.
+      // The caret points into the text that was validated: the new one, or the stored one.
       if (e instanceof PolicySyntaxError) {
-        const expression =
-          changes.expression ?? (await listPolicies(adapter)).find((r) => r.id === id)?.expression;
-        if (expression !== undefined) ctx.io.stderr(caretLines(expression, e));
+        const stored = (await listPolicies(adapter)).find((r) => r.id === id);
+        const text = errorText(e, { ...stored, ...changes });
+        if (typeof text === 'string') ctx.io.stderr(caretLines(text, e));
       }
       throw e;
     }
   });
   for (const warning of warnings) ctx.io.stderr(`rest: warning: ${warning}\n`);
-  ctx.io.stdout(
-    argv.json
-      ? formatJson(row)
-      : `changed policy ${row.id}: ${row.table_name} ${row.action} '${escapeCell(row.expression)}'\n`,
-  );
+  ctx.io.stdout(argv.json ? formatJson(row) : `changed policy ${row.id}: ${describeRow(row)}\n`);
 }

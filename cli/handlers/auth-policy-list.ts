@@ -16,6 +16,8 @@ const POLICY_COLUMNS: readonly TableColumn<ListedPolicy>[] = [
   { header: 'table_name', value: (p) => p.table_name },
   { header: 'action', value: (p) => p.action },
   { header: 'expression', value: (p) => p.expression },
+  // NULL: every column, written as the rule that says so.
+  { header: 'columns', value: (p) => p.columns ?? '*' },
   { header: 'description', value: (p) => p.description },
   { header: 'status', value: statusOf },
 ];

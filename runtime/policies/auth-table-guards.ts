@@ -12,7 +12,7 @@ import type { Authorization, Authorizer, WriteGuard, WriteRow } from '../enforce
 import type { RequestRunner } from '../enforce/request-runner.js';
 import { usersFloor } from '../enforce/auth-users-floor.js';
 import { composeGuards } from '../enforce/write-guards.js';
-import { policiesIn, validatePolicy } from './policy-service.js';
+import { COLUMNS_FIELD, policiesIn, storedColumnsValue, validatePolicy } from './policy-service.js';
 
 export interface AuthTableGuardDeps {
   /** The current schema: policies are validated against its tables and columns. */
@@ -68,11 +68,20 @@ function usersGuard(hasher: PasswordHasher): WriteGuard {
   };
 }
 
+/** A written policy row with its `columns` in stored form (NULL for every column). */
+const withStoredColumns = (row: WriteRow): WriteRow =>
+  Object.hasOwn(row, COLUMNS_FIELD)
+    ? { ...row, [COLUMNS_FIELD]: storedColumnsValue(row[COLUMNS_FIELD]) }
+    : row;
+
 function policiesGuard(schema: SchemaSnapshot): WriteGuard {
   return {
     async prepareCreate(rows) {
       for (const row of rows) validatePolicy(row, schema);
-      return rows;
+      return rows.map(withStoredColumns);
+    },
+    async preparePatch(patch) {
+      return withStoredColumns(patch);
     },
     // The rows as stored, against every other row the transaction sees (the request's own
     // included): a cycle closed by this write, or among the rows of one POST, is refused.

@@ -9,8 +9,8 @@ import { RestError } from '../../errors/rest-error.js';
 import type { DbAdapter, SchemaSnapshot } from '../db/adapter.js';
 import { policiesIn, validatePolicy, type PolicyField } from './policy-service.js';
 
-/** The fields an edit replaces; absent ones keep their stored value. */
-export type PolicyChanges = { readonly [F in PolicyField]?: string };
+/** The fields an edit replaces; absent ones keep their stored value (`columns: null`: every column). */
+export type PolicyChanges = { readonly [F in PolicyField]?: string } & { readonly columns?: string | null };
 
 const POSITIVE_INTEGER = /^[1-9][0-9]{0,15}$/;
 
@@ -67,9 +67,9 @@ export function editPolicy(
       rows.filter((r) => r.id !== id),
     );
     await tx.query(
-      sql`UPDATE auth_policies SET table_name = ${policy.table_name}, action = ${policy.action}, expression = ${policy.expression}, description = ${policy.description} WHERE id = ${id}`,
+      sql`UPDATE auth_policies SET table_name = ${policy.table_name}, action = ${policy.action}, expression = ${policy.expression}, description = ${policy.description}, columns = ${policy.columns} WHERE id = ${id}`,
     );
-    const { table_name, action, expression, description } = policy;
-    return Object.freeze({ id, table_name, action, expression, description, columns: stored.columns });
+    const { table_name, action, expression, description, columns } = policy;
+    return Object.freeze({ id, table_name, action, expression, description, columns });
   });
 }

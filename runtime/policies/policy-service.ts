@@ -2,6 +2,8 @@
 // the CLI (`auth policy add|list`) and the HTTP side (`/auth_policies` writes) share.
 
 import { analyze } from '../../compiler/analyze.js';
+import { validateColumnRule } from '../../compiler/columns.js';
+import { parseColumnRule, type ColumnRule } from '../../grammar/column-rule.js';
 import type { ColumnTypes } from '../../compiler/types.js';
 import { findCycles } from '../../compiler/cycles.js';
 import { findEscalations, type EscalationAction } from '../../compiler/escalations.js';
@@ -38,16 +40,22 @@ export const POLICY_FIELD_LIMITS = Object.freeze({
 export type PolicyField = keyof typeof POLICY_FIELD_LIMITS;
 const POLICY_FIELDS = Object.keys(POLICY_FIELD_LIMITS) as readonly PolicyField[];
 
+/** The nullable field of a policy: its column rule (docs/policy-language.md "Columns"). */
+export const COLUMNS_FIELD = 'columns';
+
 /** A policy as written by a user; fields are checked, not trusted. */
-export type PolicyInput = { readonly [F in PolicyField]?: unknown };
+export type PolicyInput = { readonly [F in PolicyField | typeof COLUMNS_FIELD]?: unknown };
 
 export interface ValidatedPolicy {
   readonly table_name: string;
   readonly action: PolicyAction;
   readonly expression: string;
   readonly description: string;
+  /** The column rule as it is stored: NULL when it grants every column (absent, empty, `*`). */
+  readonly columns: string | null;
   /** The parsed expression (callers must not parse again). */
   readonly expr: Expr;
+  readonly rule: ColumnRule;
 }
 
 const invalidPolicy = (
@@ -205,6 +213,51 @@ function checkColumns(expr: Expr, table_name: string, columns: ColumnTypes | und
   }
 }
 
+/** The `columns` field: absent or null (every column), else text; anything else is refused. */
+function columnsField(input: PolicyInput): string | null {
+  const value = input[COLUMNS_FIELD];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') {
+    throw new RestError('invalid_policy', `${COLUMNS_FIELD} must be a string or null`, {
+      details: { field: COLUMNS_FIELD },
+    });
+  }
+  return value;
+}
+
+/**
+ * A `columns` value as a write stores it: a rule that grants every column (empty, blank, `*`) is
+ * stored as NULL, so that "every column" has one stored form; anything else as written (it is
+ * validated with the row).
+ */
+export function storedColumnsValue(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return parseColumnRule(value).kind === 'all' ? null : value;
+  } catch (e) {
+    if (e instanceof PolicySyntaxError) return value;
+    throw e;
+  }
+}
+
+/**
+ * The column rule of a row for `table_name` (compiler/columns.ts): its errors are the expression's
+ * (line:column, expected, found), said to be in `columns`.
+ */
+function checkColumnRule(
+  text: string | null,
+  table_name: string,
+  columns: ColumnTypes | undefined,
+): ColumnRule {
+  try {
+    return validateColumnRule(text, table_name, columns);
+  } catch (e) {
+    if (!(e instanceof PolicySyntaxError)) throw e;
+    const message = e.message.startsWith(`${COLUMNS_FIELD} `) ? e.message : `${COLUMNS_FIELD}: ${e.message}`;
+    throw new PolicySyntaxError(message, e, e.expected, e.found, COLUMNS_FIELD);
+  }
+}
+
 /**
  * What a row means, checked against `schema` (docs/policy-language.md without the lengths and cycles): the action
  * is in the list, `table_name` exists or is `all`, the expression parses, names existing columns
@@ -214,8 +267,9 @@ function checkRule(
   table_name: string,
   action: string,
   expression: string,
+  columnsText: string | null,
   schema: SchemaSnapshot,
-): { readonly action: PolicyAction; readonly expr: Expr } {
+): { readonly action: PolicyAction; readonly expr: Expr; readonly rule: ColumnRule } {
   if (!isPolicyAction(action)) {
     throw invalidPolicy(`action ${quoteValue(action)} is not one of ${POLICY_ACTIONS.join(', ')}`, 'action', {
       allowed: POLICY_ACTIONS,
@@ -240,13 +294,14 @@ function checkRule(
   if (problem !== undefined) {
     throw expressionError(problem.message, problem.pos, 'a well-typed condition', 'this expression');
   }
-  return { action, expr };
+  return { action, expr, rule: checkColumnRule(columnsText, table_name, columns) };
 }
 
 /**
  * docs/policy-language.md: action in the list, lengths of §2, `table_name` an existing table or `all`, the
  * expression parses, every column it names exists in that table (for `all`: checked per table at
- * request time), every table and column of a subquery exists, and — given the other stored rows,
+ * request time), every table and column of a subquery exists, the column rule parses and names
+ * columns of that table (for `all`: names a table lacks are ignored), and — given the other stored rows,
  * `others` — its subqueries close no cycle. Throws 400 `invalid_policy`; syntax, column and cycle
  * errors are `PolicySyntaxError`s carrying line:column and what was expected.
  */
@@ -258,9 +313,11 @@ export function validatePolicy(
   const [table_name, actionText, expression, description] = POLICY_FIELDS.map((f) =>
     stringField(input, f),
   ) as [string, string, string, string];
-  const { action, expr } = checkRule(table_name, actionText, expression, schema);
-  refuseCycles({ table_name, action, expression, description, columns: null }, expr, others, schema);
-  return Object.freeze({ table_name, action, expression, description, expr });
+  const columnsText = columnsField(input);
+  const { action, expr, rule } = checkRule(table_name, actionText, expression, columnsText, schema);
+  const columns = rule.kind === 'all' ? null : columnsText;
+  refuseCycles({ table_name, action, expression, description, columns }, expr, others, schema);
+  return Object.freeze({ table_name, action, expression, description, columns, expr, rule });
 }
 
 /**
@@ -283,7 +340,7 @@ export function brokenPolicies(
   const parsed = new Map<PolicyRow, Expr>();
   for (const row of rows) {
     try {
-      parsed.set(row, checkRule(row.table_name, row.action, row.expression, schema).expr);
+      parsed.set(row, checkRule(row.table_name, row.action, row.expression, row.columns, schema).expr);
     } catch (e) {
       if (!(e instanceof PolicySyntaxError) && !(e instanceof RestError)) throw e;
       broken.set(row.id, Object.freeze({ kind: 'invalid', message: e.message }));
@@ -332,7 +389,7 @@ export async function addPolicy(
   input: PolicyInput,
 ): Promise<PolicyRow> {
   const policy = validatePolicy(input, schema, await listPolicies(adapter));
-  const fields = ['table_name', 'action', 'expression', 'description'] as const;
+  const fields = ['table_name', 'action', 'expression', 'description', COLUMNS_FIELD] as const;
   const b = new SqlBuilder(adapter.dialect)
     .append('INSERT INTO ')
     .appendIdent(AUTH_POLICIES_TABLE)
@@ -348,7 +405,7 @@ export async function addPolicy(
   if (adapter.returning.insert) b.append(' RETURNING ').appendIdent('id');
   const result = await adapter.query(renderSql(adapter.dialect, b.build()));
   const id = result.rows[0]?.['id'] ?? result.insertId;
-  return policyRowOf({ ...policy, id, columns: null });
+  return policyRowOf({ ...policy, id });
 }
 
 // Written without the dialect's quoting: the guard of `/auth_policies` writes lists the rows inside

@@ -131,11 +131,11 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(
         [
-          'id  table_name     action  expression              description                                               status',
-          '--  -------------  ------  ----------------------  --------------------------------------------------------  ------',
-          ' 1  auth_users     all     auth_user.is_admin      users operations are limited to admin user                ok',
-          ' 2  auth_policies  all     auth_user.is_admin      policies operations are limited to admin user             ok',
-          ' 3  all            all     user_id = auth_user.id  all tables/actions are limited to be filtered by user_id  ok',
+          'id  table_name     action  expression              columns  description                                               status',
+          '--  -------------  ------  ----------------------  -------  --------------------------------------------------------  ------',
+          ' 1  auth_users     all     auth_user.is_admin      *        users operations are limited to admin user                ok',
+          ' 2  auth_policies  all     auth_user.is_admin      *        policies operations are limited to admin user             ok',
+          ' 3  all            all     user_id = auth_user.id  *        all tables/actions are limited to be filtered by user_id  ok',
           '',
         ].join('\n'),
       );
@@ -147,6 +147,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           action: 'all',
           expression: 'auth_user.is_admin',
           description: 'users operations are limited to admin user',
+          columns: null,
           broken: false,
           error: null,
           warnings: [],
@@ -157,6 +158,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           action: 'all',
           expression: 'auth_user.is_admin',
           description: 'policies operations are limited to admin user',
+          columns: null,
           broken: false,
           error: null,
           warnings: [],
@@ -167,6 +169,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           action: 'all',
           expression: 'user_id = auth_user.id',
           description: 'all tables/actions are limited to be filtered by user_id',
+          columns: null,
           broken: false,
           error: null,
           warnings: [],
@@ -194,7 +197,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
         expression: 'user_id = auth_user.id',
         description: 'my todos',
       };
-      expect(JSON.parse(j.stdout)).toEqual({ id: expect.any(Number), ...row });
+      expect(JSON.parse(j.stdout)).toEqual({ id: expect.any(Number), ...row, columns: null });
       const { rows } = await t.adapter.query({
         text: "SELECT table_name, action, expression, description FROM auth_policies WHERE action = 'read_mine'",
         values: [],
