@@ -14,7 +14,7 @@
 // destination). dist/cli/ is as deep as dist/runtime/auth/, so runtime/auth/pg-migrations.ts finds
 // sql/ from a chunk as it does from tsc's output.
 
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -134,7 +134,12 @@ async function bundle(root: string): Promise<void> {
 }
 
 // Run as a script by `npm run build` (compiled by scripts/tsconfig.json, outside dist/ so that it
-// is not published), which runs it from the repository's root.
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// is not published), which runs it from the repository's root. Compared as real paths: when
+// node_modules is a symbolic link (a git worktree sharing another's), the script's own URL is
+// the link's target, and a plain comparison silently skipped the bundle.
+if (
+  process.argv[1] !== undefined &&
+  realpathSync(resolve(process.argv[1])) === realpathSync(fileURLToPath(import.meta.url))
+) {
   await bundle(process.cwd());
 }
