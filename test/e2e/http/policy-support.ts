@@ -109,6 +109,8 @@ export interface SuiteOptions {
    * `-db.listen_url` the test database's own URL (else changes are polled).
    */
   readonly pooler?: { readonly listen: boolean };
+  /** How often the server looks for a changed schema (default 1 s): suites that change it wait less. */
+  readonly schemaCheckIntervalMs?: number;
 }
 
 /** Every database; PostgreSQL twice, with the portable path and with native RLS (docs/row-level-security.md). */
@@ -169,10 +171,12 @@ export async function startAuthSuite(kind: DialectName, options: SuiteOptions = 
     },
     auth: { enabled: true, secret, tokenTtlSeconds: 3600 },
   };
-  const server = await startTestServer(
-    config,
-    options.hasher === undefined ? {} : { hasher: options.hasher },
-  );
+  const server = await startTestServer(config, {
+    ...(options.hasher === undefined ? {} : { hasher: options.hasher }),
+    ...(options.schemaCheckIntervalMs === undefined
+      ? {}
+      : { schemaCheckIntervalMs: options.schemaCheckIntervalMs }),
+  });
   const http = client(server.url);
   const key = new TextEncoder().encode(secret);
   const mint: PolicyContext['mint'] = async (claims, o = {}) => {
