@@ -9,6 +9,7 @@
 
 import { createHash } from 'node:crypto';
 import { compilePolicySet, type PolicySet } from '../../compiler/policy-set.js';
+import { withheldColumns } from '../../compiler/rls/column-privileges.js';
 import { compileRls, rlsPolicyNames } from '../../compiler/rls/compile-rls.js';
 import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import { postgresLiteral } from '../../compiler/sql/fragment.js';
@@ -194,7 +195,8 @@ async function run(tx: DbSession, text: string): Promise<void> {
   await tx.query({ text, values: [] });
 }
 
-// A table with secret columns (the password hash) gets SELECT on its other columns only, so not
+// A table with secret columns (the password hash), or with columns no request may read (their
+// column rules, compiler/rls/column-privileges.ts), gets SELECT on its other columns only, so not
 // even a policy that lets a row through can expose them to the request role.
 const COLUMN_GRANTS_SQL = `
 SELECT has_table_privilege($1, $2::regclass, 'INSERT') AND has_table_privilege($1, $2::regclass, 'UPDATE')
@@ -205,22 +207,53 @@ FROM pg_attribute a
 CROSS JOIN (SELECT array(SELECT jsonb_array_elements_text($3::jsonb)) AS secret) s
 WHERE a.attrelid = $2::regclass AND a.attnum > 0 AND NOT a.attisdropped`;
 
-/** The grants of `role` on `table`, brought in line when they differ. */
-async function grant(tx: DbSession, role: string, table: TableInfo, tableGranted: boolean): Promise<void> {
-  const secret = table.columns.filter((c) => secretColumnsOf(table.name).has(c.name)).map((c) => c.name);
-  if (secret.length === 0) {
-    if (!tableGranted)
-      await run(tx, `GRANT SELECT, INSERT, UPDATE, DELETE ON ${q(table.name)} TO ${q(role)}`);
-    return;
-  }
-  const { rows } = await tx.query({ text: COLUMN_GRANTS_SQL, values: [role, q(table.name), secret] });
-  if (rows[0]?.['granted'] === true) return;
-  const visible = table.columns.filter((c) => !secret.includes(c.name)).map((c) => q(c.name));
-  await run(tx, `REVOKE ALL ON ${q(table.name)} FROM ${q(role)}`);
-  await run(
-    tx,
-    `GRANT SELECT (${visible.join(', ')}), INSERT, UPDATE, DELETE ON ${q(table.name)} TO ${q(role)}`,
+/** The columns of `table` the request role may not SELECT: the secret ones and those no request reads. */
+export function withheldFrom(
+  table: TableInfo,
+  policies: PolicySet,
+  schema: SchemaSnapshot,
+): readonly string[] {
+  const secret = secretColumnsOf(table.name);
+  const ruled = new Set(
+    withheldColumns({
+      policies,
+      table: table.name,
+      columns: policyColumnTypes(table),
+      primaryKey: table.primaryKey,
+      schema: schemaTypesOf(schema),
+    }),
   );
+  return table.columns.filter((c) => secret.has(c.name) || ruled.has(c.name)).map((c) => c.name);
+}
+
+/** The statements that give `role` its rights on `table`, SELECT on every column but `withheld`. */
+export function grantStatements(table: TableInfo, role: string, withheld: readonly string[]): string[] {
+  if (withheld.length === 0)
+    return [`GRANT SELECT, INSERT, UPDATE, DELETE ON ${q(table.name)} TO ${q(role)}`];
+  const visible = table.columns.filter((c) => !withheld.includes(c.name)).map((c) => q(c.name));
+  return [
+    `REVOKE ALL ON ${q(table.name)} FROM ${q(role)}`,
+    `GRANT SELECT (${visible.join(', ')}), INSERT, UPDATE, DELETE ON ${q(table.name)} TO ${q(role)}`,
+  ];
+}
+
+/** Whether `role` has exactly the rights grantStatements gives it on `table`. */
+async function granted(tx: DbSession, role: string, table: TableInfo, withheld: readonly string[]) {
+  const { rows } = await tx.query({ text: COLUMN_GRANTS_SQL, values: [role, q(table.name), withheld] });
+  return rows[0]?.['granted'] === true;
+}
+
+/** The grants of `role` on `table`, brought in line when they differ. */
+async function grant(
+  tx: DbSession,
+  role: string,
+  table: TableInfo,
+  tableGranted: boolean,
+  withheld: readonly string[],
+): Promise<void> {
+  // Table-wide SELECT (has_table_privilege) covers every column; column grants alone do not.
+  if (withheld.length === 0 ? tableGranted : await granted(tx, role, table, withheld)) return;
+  for (const statement of grantStatements(table, role, withheld)) await run(tx, statement);
 }
 
 export interface ReconcileOptions {
@@ -262,7 +295,7 @@ export async function reconcileRls(
       const rls = tableRls(table, policies, role, options.schema);
       const names = rlsPolicyNames(table.name);
       names.forEach((n) => wanted.add(`${table.name}\u0000${n}`));
-      await grant(tx, role, table, current.granted);
+      await grant(tx, role, table, current.granted, withheldFrom(table, policies, options.schema));
       let generated: ReadonlyMap<string, GeneratedPolicy> = current.generated;
       if (!upToDate(current, rls, names)) {
         changed.push(table.name);

@@ -7,7 +7,7 @@ import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import type { PolicyRow } from '../../compiler/types.js';
 import type { DbAdapter, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { parseDbUrl } from '../db/parse-db-url.js';
-import { tableRls } from './reconcile.js';
+import { grantStatements, tableRls, withheldFrom } from './reconcile.js';
 import { requestRoleName } from './request-role.js';
 
 export interface TableDdl {
@@ -21,10 +21,16 @@ export const tableDdl = (
   policies: PolicySet,
   role: string,
   schema: SchemaSnapshot,
-): TableDdl => ({
-  table: table.name,
-  statements: tableRls(table, policies, role, schema).statements,
-});
+): TableDdl => {
+  const withheld = withheldFrom(table, policies, schema);
+  const { statements } = tableRls(table, policies, role, schema);
+  // The column privileges, where some column is withheld (the table-wide grant is the default).
+  return {
+    table: table.name,
+    statements:
+      withheld.length === 0 ? statements : [...grantStatements(table, role, withheld), ...statements],
+  };
+};
 
 /** The DDL of each table of `schema` as the server applies it, in the order given. */
 export function compileTablesDdl(

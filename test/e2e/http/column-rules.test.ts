@@ -6,6 +6,7 @@
 
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../../compiler/types.js';
+import { requestRoleName } from '../../../runtime/rls/request-role.js';
 import type { Reply } from '../../support/http.js';
 import {
   expectStatus,
@@ -18,21 +19,27 @@ import {
 
 const DDL: Readonly<Record<DialectName, readonly string[]>> = {
   postgres: [
-    'CREATE TABLE people (id serial PRIMARY KEY, user_id integer, name varchar(40), email varchar(40), note varchar(40))',
+    'CREATE TABLE people (id serial PRIMARY KEY, user_id integer, name varchar(40), email varchar(40), note varchar(40), internal varchar(40))',
   ],
   mysql: [
-    'CREATE TABLE people (id int AUTO_INCREMENT PRIMARY KEY, user_id int, name varchar(40), email varchar(40), note varchar(40))',
+    'CREATE TABLE people (id int AUTO_INCREMENT PRIMARY KEY, user_id int, name varchar(40), email varchar(40), note varchar(40), internal varchar(40))',
   ],
   sqlite: [
-    'CREATE TABLE people (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INTEGER, name varchar(40), email varchar(40), note varchar(40))',
+    'CREATE TABLE people (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INTEGER, name varchar(40), email varchar(40), note varchar(40), internal varchar(40))',
   ],
 };
 
 const POLICIES = [
-  // Reads: owners see their rows but the note, admins everything, logged-in users every row's
-  // id, user_id and name, anonymous users ids and names.
-  { table_name: 'people', action: 'read', expression: 'user_id = auth_user.id', columns: '* except (note)' },
-  { table_name: 'people', action: 'read', expression: 'auth_user.is_admin', columns: '*' },
+  // Reads: owners see their rows but the note, admins everything but the internal column (no
+  // request reads it), logged-in users every row's id, user_id and name, anonymous users ids and
+  // names.
+  {
+    table_name: 'people',
+    action: 'read',
+    expression: 'user_id = auth_user.id',
+    columns: '* except (note, internal)',
+  },
+  { table_name: 'people', action: 'read', expression: 'auth_user.is_admin', columns: '* except (internal)' },
   {
     table_name: 'people',
     action: 'read',
@@ -40,6 +47,12 @@ const POLICIES = [
     columns: 'id, user_id, name',
   },
   { table_name: 'people', action: 'read', expression: 'true', columns: 'id, name' },
+  {
+    table_name: 'people',
+    action: 'read_mine',
+    expression: 'user_id = auth_user.id',
+    columns: '* except (internal)',
+  },
   // Writes: anyone creates a name, logged-in users also id, user_id and email; names of every
   // row, ids and emails of one's own rows; owners delete.
   { table_name: 'people', action: 'create', expression: 'true', columns: 'name' },
@@ -59,7 +72,7 @@ const POLICIES = [
   { table_name: 'people', action: 'delete', expression: 'user_id = auth_user.id', columns: null },
 ];
 
-const COLUMNS = ['id', 'user_id', 'name', 'email', 'note'];
+const COLUMNS = ['id', 'user_id', 'name', 'email', 'note', 'internal'];
 
 /** The seed dialect's error code, or the one PostgREST's `details` starts with. */
 function errorCode(reply: Reply): unknown {
@@ -104,8 +117,8 @@ forEachAuthDatabase(
       );
       expect(answer.status, answer.text).toBe(201);
       await resetRows(c, 'people', COLUMNS, [
-        [1, c.alice.id, 'alice', 'alice@example.com', 'a note'],
-        [2, c.bob.id, 'bob', 'bob@example.com', 'b note'],
+        [1, c.alice.id, 'alice', 'alice@example.com', 'a note', 'i1'],
+        [2, c.bob.id, 'bob', 'bob@example.com', 'b note', 'i2'],
       ]);
     });
 
@@ -233,6 +246,27 @@ forEachAuthDatabase(
         { id: 1, user_id: c.alice.id, name: 'merged', email: 'alice@example.com' },
       ]);
       expectStatus(await c.http.get('/people?select=note', c.alice.auth), 403, 'hidden_column');
+    });
+
+    it('withholds a column no request reads from the native request role', async () => {
+      const c = ctx();
+      expectStatus(await c.http.get('/people?select=internal', c.admin.auth), 403, 'hidden_column');
+      if (c.kind !== 'postgres' || !c.config.db.rls) return;
+      // The policies above were written through the API: the next request reconciled them.
+      expect((await c.http.get('/people', c.alice.auth)).status).toBe(200);
+      const role = requestRoleName(c.db.name);
+      const privileges = await c.sql.rows(
+        `SELECT attname, has_column_privilege('${role}', 'people', attname, 'SELECT') AS readable
+         FROM pg_attribute WHERE attrelid = 'people'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+      );
+      expect(privileges.map((r) => [r['attname'], r['readable']])).toEqual([
+        ['id', true],
+        ['user_id', true],
+        ['name', true],
+        ['email', true],
+        ['note', true],
+        ['internal', false],
+      ]);
     });
   },
   { ddl: DDL },
