@@ -20,7 +20,13 @@ export interface ContenderPaths {
   readonly secret: string;
 }
 
-function restCommand(paths: ContenderPaths, label: string, rls: 'on' | 'off' | undefined) {
+/** `rest serve` on `dbUrl` at `port`, with `-db.rls` when given and any `extra` flags after. */
+export function restCommand(
+  paths: Pick<ContenderPaths, 'restCli' | 'secret'>,
+  label: string,
+  rls: 'on' | 'off' | undefined,
+  extra: readonly string[] = [],
+) {
   return (dbUrl: string, port: number): ServerCommand => ({
     label,
     args: [
@@ -33,6 +39,7 @@ function restCommand(paths: ContenderPaths, label: string, rls: 'on' | 'off' | u
       '-auth.secret',
       paths.secret,
       ...(rls === undefined ? [] : ['-db.rls', rls]),
+      ...extra,
     ],
     env: {},
     port,

@@ -29,6 +29,16 @@ export interface BenchOptions {
    * contender; false = not run.
    */
   readonly pgrst: boolean;
+  /**
+   * The pooler lane (bench/pooler.ts): both PostgreSQL paths through PgBouncer at `bouncerUrl`
+   * against a direct connection; false = not run (`--pooler off`, the smoke default).
+   */
+  readonly pooler: boolean;
+  readonly bouncerUrl: string;
+  /** The hostile-load lane (bench/hostile.ts); false = not run (`--hostile off`, the smoke default). */
+  readonly hostile: boolean;
+  /** MariaDB for the hostile-load lane; undefined leaves it out (`--mysql-url off`). */
+  readonly mysqlUrl: string | undefined;
   readonly connections: number;
   readonly rounds: number;
   readonly writeRounds: number;
@@ -59,6 +69,8 @@ export interface BenchOptions {
 }
 
 export const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
+export const DEFAULT_PGBOUNCER_URL = 'postgres://postgres@127.0.0.1:6432/test';
+export const DEFAULT_MYSQL_URL = 'mysql://root@127.0.0.1:3306/test';
 
 /** The full protocol: what a run must use to count as a full run. */
 export const FULL_PROFILE = {
@@ -108,7 +120,9 @@ const USAGE = `usage: npm run bench -- [--smoke] [--pg-url <url>] [--rounds <n>]
        [--connections <n>] [--out <dir>] [--rest-cli <path>]
        [--team on|off]   (the team membership read workload; default on, off with --smoke)
        [--sessions on|off]   (the read with session tokens; default on, off with --smoke)
-       [--pgrst on|off]   (the /rest/v1 read, counted read and POST beside the seed dialect's; default on)`;
+       [--pgrst on|off]   (the /rest/v1 read, counted read and POST beside the seed dialect's; default on)
+       [--pooler on|off] [--pgbouncer-url <url>]   (both PostgreSQL paths through PgBouncer; default on, off with --smoke)
+       [--hostile on|off] [--mysql-url <url>|off]   (failing, abandoned and crowding requests; default on, off with --smoke)`;
 
 function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -160,6 +174,10 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       team: { type: 'string' },
       sessions: { type: 'string' },
       pgrst: { type: 'string' },
+      pooler: { type: 'string' },
+      'pgbouncer-url': { type: 'string' },
+      hostile: { type: 'string' },
+      'mysql-url': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -175,6 +193,13 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const pgrst = values.pgrst ?? 'on';
   if (pgrst !== 'on' && pgrst !== 'off')
     throw new Error(`--pgrst must be on or off, got ${JSON.stringify(pgrst)}\n${USAGE}`);
+  const onOff = (name: string, value: string | undefined): boolean => {
+    const v = value ?? (smoke ? 'off' : 'on');
+    if (v !== 'on' && v !== 'off')
+      throw new Error(`--${name} must be on or off, got ${JSON.stringify(v)}\n${USAGE}`);
+    return v === 'on';
+  };
+  const mysqlUrl = values['mysql-url'] ?? env['REST_TEST_MYSQL_URL'] ?? DEFAULT_MYSQL_URL;
   const connections = Math.round(positive('connections', values.connections, 32));
   const loginConnections = 8;
   const roundWindow = windowOf(
@@ -205,6 +230,10 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     team: team === 'off' ? undefined : smoke ? SMOKE_TEAM : FULL_TEAM,
     sessions: sessions === 'on',
     pgrst: pgrst === 'on',
+    pooler: onOff('pooler', values.pooler),
+    bouncerUrl: values['pgbouncer-url'] ?? env['REST_TEST_PGBOUNCER_URL'] ?? DEFAULT_PGBOUNCER_URL,
+    hostile: onOff('hostile', values.hostile),
+    mysqlUrl: mysqlUrl === 'off' ? undefined : mysqlUrl,
     connections,
     rounds: Math.round(positive('rounds', values.rounds, smoke ? 1 : FULL_PROFILE.rounds)),
     writeRounds: Math.round(

@@ -1,152 +1,209 @@
-// `npm run bench:pooler`: rest through PgBouncer in transaction mode (`-db.pooler transaction`,
-// LISTEN on `-db.listen_url`) against the same rest connected directly, on both PostgreSQL paths:
-// the owner read and the single-row POST of `npm run bench`, in interleaved rounds with the load
-// driver in its own process. Prints each path's req/s and the pooled/direct ratio (median of the
-// rounds; docs/operations.md "Behind a pooler" sets ≥ 0.7× as the target).
-//
-//   npm run bench:pooler -- [--seconds 5] [--rounds 3] [--connections 16]
-// PostgreSQL: REST_TEST_PG_URL (else postgres://postgres@127.0.0.1:5432/postgres); PgBouncer:
-// REST_TEST_PGBOUNCER_URL (else postgres://postgres@127.0.0.1:6432/postgres; .ci/pgbouncer.ini).
+// The pooler lane: rest through PgBouncer in transaction mode (`-db.pooler transaction`, LISTEN on
+// `-db.listen_url`) against the same rest connected directly, on both PostgreSQL paths: the owner
+// read and the single-row POST of `npm run bench`, in interleaved rounds with the load driver in
+// its own process (the order alternating by round, so neither side always runs on a warmer
+// machine). Each pair's ratio is pooled ÷ direct in the same round; the lane reports its median.
+// `npm run bench` runs it (bench/run.ts); `npm run bench:pooler` runs it alone (bench/pooler-cli.ts).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
+import pg from 'pg';
+import { restCommand } from './contenders.js';
 import { startDriver } from './driver-client.js';
 import type { LoadRequest } from './driver-protocol.js';
 import { generateBenchData, seededRandom, withDatabaseName } from './generate-data.js';
-import { freePort, startServer, type ServerProcess } from './server-process.js';
+import { spread, type Spread } from './report-model.js';
+import { freePort, oneLine, startServer, type ServerProcess } from './server-process.js';
 import { createRequests, mintTokens, readRequests, send } from './workloads.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, '..', '..');
+export const POOLER_PATHS = ['rls=off', 'rls=on'] as const;
+export type PoolerPath = (typeof POOLER_PATHS)[number];
+export const POOLER_WORKLOADS = ['read', 'write'] as const;
+export type PoolerWorkload = (typeof POOLER_WORKLOADS)[number];
 
-const { values } = parseArgs({
-  options: {
-    seconds: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '16' },
-  },
-});
-const seconds = Number(values.seconds);
-const rounds = Number(values.rounds);
-const connections = Number(values.connections);
-const pgAdminUrl = process.env['REST_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const bouncerUrl = process.env['REST_TEST_PGBOUNCER_URL'] ?? 'postgres://postgres@127.0.0.1:6432/postgres';
+/** The data the lane serves: small, so it loads in a second; the requests are the bench's own. */
+export const POOLER_DATA = { rows: 20_000, users: 200 } as const;
+
+/** The full bench's protocol for this lane (`npm run bench:pooler` defaults to 3 rounds of 5 s). */
+export const POOLER_FULL = { rounds: 5, seconds: 5, connections: 16 } as const;
+/** `npm run bench -- --smoke --pooler on`: one short round, to prove the lane works. */
+export const POOLER_SMOKE = { rounds: 1, seconds: 1, connections: 8 } as const;
+
+export interface PoolerOptions {
+  /** A PostgreSQL URL whose user may create databases; the lane's database goes next to it. */
+  readonly pgAdminUrl: string;
+  /** PgBouncer in transaction mode in front of that PostgreSQL (any database name: it is replaced). */
+  readonly bouncerUrl: string;
+  /** dist/cli/main.js of the build under test. */
+  readonly restCli: string;
+  /** The built bench/driver.js. */
+  readonly driverScript: string;
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly connections: number;
+  readonly readyTimeoutMs?: number;
+  /** Progress lines (one per round); none by default. */
+  readonly progress?: (line: string) => void;
+}
+
+/** One path and workload: req/s per round on each side, and pooled ÷ direct round by round. */
+export interface PoolerLane {
+  readonly path: PoolerPath;
+  readonly workload: PoolerWorkload;
+  readonly direct: readonly number[];
+  readonly pooled: readonly number[];
+  readonly ratio: Spread;
+}
+
+export interface PoolerReport {
+  /** host:port of the PgBouncer the pooled servers went through. */
+  readonly pgbouncer: string;
+  readonly rows: number;
+  readonly users: number;
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly connections: number;
+  readonly lanes: readonly PoolerLane[];
+}
+
 const secret = 'pooler-bench-secret-of-at-least-32-bytes!';
-const USERS = 200;
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+/** host:port of a URL: what the report names, never a user or a password. */
+export const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'an unparsable URL';
+  }
 };
 
+/** undefined when PgBouncer answers `SELECT 1` through `url`; otherwise why not, in one line. */
+export async function poolerUnreachable(url: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return undefined;
+  } catch (e) {
+    const message = e instanceof Error ? e.message || e.name : String(e);
+    return `PgBouncer at ${hostOf(url)} is not reachable: ${oneLine(message, 200)}`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 async function serve(
+  options: PoolerOptions,
   label: string,
   dbUrl: string,
   rls: 'on' | 'off',
   extra: readonly string[],
 ): Promise<ServerProcess> {
-  const port = await freePort();
-  const args = [
-    join(repoRoot, 'dist', 'cli', 'main.js'),
-    'serve',
-    '-db.url',
-    dbUrl,
-    '-addr',
-    `127.0.0.1:${port}`,
-  ];
-  return startServer(
-    {
-      label,
-      args: [...args, '-auth.secret', secret, '-db.rls', rls, ...extra],
-      env: { REST_LOG_LEVEL: 'warn' },
-      port,
-    },
-    30_000,
-  );
+  const command = restCommand(
+    { restCli: options.restCli, secret },
+    label,
+    rls,
+    extra,
+  )(dbUrl, await freePort());
+  return startServer({ ...command, env: { REST_LOG_LEVEL: 'warn' } }, options.readyTimeoutMs ?? 30_000);
 }
 
-async function main(): Promise<void> {
+/** Starts the four servers on a fresh database, times the rounds, stops and drops everything. */
+export async function measurePooler(options: PoolerOptions): Promise<PoolerReport> {
   const dir = mkdtempSync(join(tmpdir(), 'rest-pooler-bench-'));
-  const data = await generateBenchData({ pgAdminUrl, dir, shape: { rows: 20_000, users: USERS } });
   const servers: ServerProcess[] = [];
-  const driver = await startDriver(join(here, 'driver.js'));
   try {
-    const pooled = withDatabaseName(bouncerUrl, data.pgDatabase);
-    const poolerFlags = ['-db.pooler', 'transaction', '-db.listen_url', data.pgUrl];
-    const first = await serve('direct rls=off', data.pgUrl, 'off', []);
-    servers.push(first);
-    const setup = await send(first.baseUrl, { method: 'POST', path: '/auth/setup', headers: {} });
-    if (setup.status !== 201) throw new Error(`POST /auth/setup answered ${setup.status}`);
-    const lanes = [
-      {
-        path: 'rls=off',
-        direct: first,
-        pooled: await serve('PgBouncer rls=off', pooled, 'off', poolerFlags),
-      },
-      {
-        path: 'rls=on',
-        direct: await serve('direct rls=on', data.pgUrl, 'on', []),
-        pooled: await serve('PgBouncer rls=on', pooled, 'on', poolerFlags),
-      },
-    ];
-    for (const l of lanes) servers.push(l.pooled, ...(l.direct === first ? [] : [l.direct]));
-    const tokens = await mintTokens(
-      secret,
-      Array.from({ length: USERS }, (_, i) => i + 1),
-    );
-    const workloads: ReadonlyArray<{ name: string; requests: readonly LoadRequest[] }> = [
-      { name: 'read', requests: readRequests(tokens, seededRandom(11)) },
-      { name: 'write', requests: createRequests(tokens, seededRandom(13), 'seed') },
-    ];
-    const samples = new Map<string, { direct: number[]; pooled: number[] }>();
-    const run = async (server: ServerProcess, requests: readonly LoadRequest[]): Promise<number> => {
-      const [result] = await driver.run([
-        {
-          label: 'load',
-          baseUrl: server.baseUrl,
-          connections,
-          window: { kind: 'seconds', seconds },
-          requests,
-        },
-      ]);
-      if (result === undefined || result.non2xx > 0 || result.errors > 0) {
-        throw new Error(
-          `${server.baseUrl}: ${JSON.stringify(result?.statusCounts)} errors ${result?.errors}`,
+    const data = await generateBenchData({ pgAdminUrl: options.pgAdminUrl, dir, shape: POOLER_DATA });
+    try {
+      const driver = await startDriver(options.driverScript);
+      try {
+        const pooled = withDatabaseName(options.bouncerUrl, data.pgDatabase);
+        const poolerFlags = ['-db.pooler', 'transaction', '-db.listen_url', data.pgUrl];
+        const first = await serve(options, 'direct rls=off', data.pgUrl, 'off', []);
+        servers.push(first);
+        const setup = await send(first.baseUrl, { method: 'POST', path: '/auth/setup', headers: {} });
+        if (setup.status !== 201) throw new Error(`POST /auth/setup answered ${setup.status}`);
+        const sides = async (path: PoolerPath, direct: ServerProcess) => {
+          const rls = path === 'rls=on' ? 'on' : 'off';
+          const server = await serve(options, `PgBouncer ${path}`, pooled, rls, poolerFlags);
+          servers.push(server);
+          return { path, direct, pooled: server };
+        };
+        const offPair = await sides('rls=off', first);
+        const directOn = await serve(options, 'direct rls=on', data.pgUrl, 'on', []);
+        servers.push(directOn);
+        const pairs = [offPair, await sides('rls=on', directOn)];
+        const tokens = await mintTokens(
+          secret,
+          Array.from({ length: POOLER_DATA.users }, (_, i) => i + 1),
         );
-      }
-      return result.rps;
-    };
-    for (let round = 0; round < rounds; round += 1) {
-      for (const l of lanes) {
-        for (const w of workloads) {
-          const key = `${l.path} ${w.name}`;
-          const s = samples.get(key) ?? { direct: [], pooled: [] };
-          samples.set(key, s);
-          // Interleaved, the order alternating by round: neither side always runs on a warmer machine.
-          const order = round % 2 === 0 ? (['direct', 'pooled'] as const) : (['pooled', 'direct'] as const);
-          for (const side of order) s[side].push(await run(l[side], w.requests));
+        const workloads: ReadonlyArray<{ name: PoolerWorkload; requests: readonly LoadRequest[] }> = [
+          { name: 'read', requests: readRequests(tokens, seededRandom(11)) },
+          { name: 'write', requests: createRequests(tokens, seededRandom(13), 'seed') },
+        ];
+        const run = async (server: ServerProcess, requests: readonly LoadRequest[]): Promise<number> => {
+          const [result] = await driver.run([
+            {
+              label: 'load',
+              baseUrl: server.baseUrl,
+              connections: options.connections,
+              window: { kind: 'seconds', seconds: options.seconds },
+              requests,
+            },
+          ]);
+          if (result === undefined || result.non2xx > 0 || result.errors > 0) {
+            throw new Error(
+              `${server.baseUrl}: ${JSON.stringify(result?.statusCounts)} errors ${result?.errors}`,
+            );
+          }
+          return result.rps;
+        };
+        const samples = pairs.flatMap((pair) =>
+          workloads.map((w) => ({ pair, w, direct: [] as number[], pooled: [] as number[] })),
+        );
+        for (let round = 0; round < options.rounds; round += 1) {
+          for (const s of samples) {
+            const order = round % 2 === 0 ? (['direct', 'pooled'] as const) : (['pooled', 'direct'] as const);
+            for (const side of order) s[side].push(await run(s.pair[side], s.w.requests));
+          }
+          options.progress?.(`round ${round + 1}/${options.rounds} done`);
         }
+        return {
+          pgbouncer: hostOf(options.bouncerUrl),
+          rows: POOLER_DATA.rows,
+          users: POOLER_DATA.users,
+          rounds: options.rounds,
+          seconds: options.seconds,
+          connections: options.connections,
+          lanes: samples.map((s) => ({
+            path: s.pair.path,
+            workload: s.w.name,
+            direct: s.direct,
+            pooled: s.pooled,
+            ratio: spread(s.pooled.map((p, i) => p / (s.direct[i] ?? Number.NaN))),
+          })),
+        };
+      } finally {
+        await driver.close();
       }
-      process.stderr.write(`round ${round + 1}/${rounds} done\n`);
-    }
-    console.log(`| path, workload | direct req/s | PgBouncer req/s | ratio (median of ${rounds}) | rounds |`);
-    console.log('| --- | ---: | ---: | ---: | --- |');
-    for (const [key, s] of samples) {
-      const ratios = s.pooled.map((p, i) => p / (s.direct[i] ?? 1));
-      console.log(
-        `| ${key} | ${median(s.direct).toFixed(0)} | ${median(s.pooled).toFixed(0)} | ${median(ratios).toFixed(2)}× | ${ratios.map((r) => r.toFixed(2)).join(', ')} |`,
-      );
+    } finally {
+      for (const s of servers) await s.stop();
+      await data.drop();
     }
   } finally {
-    await driver.close();
-    for (const s of servers) await s.stop();
-    await data.drop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+/** The table `npm run bench:pooler` prints: each pair's medians, the median ratio and each round's. */
+export function poolerTable(report: PoolerReport): readonly string[] {
+  return [
+    `| path, workload | direct req/s | PgBouncer req/s | ratio (median of ${report.rounds}) | rounds |`,
+    '| --- | ---: | ---: | ---: | --- |',
+    ...report.lanes.map((l) => {
+      const ratios = l.pooled.map((p, i) => p / (l.direct[i] ?? 1));
+      return `| ${l.path} ${l.workload} | ${spread(l.direct).median.toFixed(0)} | ${spread(l.pooled).median.toFixed(0)} | ${l.ratio.median.toFixed(2)}× | ${ratios.map((r) => r.toFixed(2)).join(', ')} |`;
+    }),
+  ];
+}

@@ -1,6 +1,8 @@
 // The shape of a bench run's results (written as results.json; BENCHMARKS.md and the chart
 // are rendered from it) and the small statistics over rounds.
 
+import type { HostileReport } from './hostile.js';
+import type { PoolerReport } from './pooler.js';
 import type { StartupReport } from './startup.js';
 
 export const CONTENDER_IDS = ['baseline', 'rest-pg-portable', 'rest-pg-rls', 'rest-sqlite'] as const;
@@ -223,6 +225,14 @@ export interface BenchReport {
   readonly compilerBench: Measured<string>;
   /** CLI start-up against `node -e 0` (bench/startup.ts). Absent in older reports. */
   readonly startup?: Measured<StartupReport>;
+  /**
+   * Both PostgreSQL paths through PgBouncer against a direct connection (bench/pooler.ts); not ok
+   * with the reason when it could not run (PgBouncer not reachable), null when off (`--pooler off`).
+   * Absent in older reports.
+   */
+  readonly pooler?: Measured<PoolerReport> | null;
+  /** Failing, abandoned and crowding requests (bench/hostile.ts); null when off. Absent in older reports. */
+  readonly hostile?: Measured<HostileReport> | null;
 }
 
 export function median(values: readonly number[]): number {

@@ -74,11 +74,21 @@ import {
   type SessionUser,
 } from './sessions.js';
 import { measureStartup } from './startup.js';
+import { HOSTILE_FULL, HOSTILE_SMOKE, hostileTable, measureHostile, type HostileReport } from './hostile.js';
+import {
+  measurePooler,
+  POOLER_FULL,
+  POOLER_SMOKE,
+  poolerTable,
+  poolerUnreachable,
+  type PoolerReport,
+} from './pooler.js';
 import {
   actionTripTargets,
   evaluateTargets,
   PGRST_CONTENDERS,
   pgrstTargets,
+  poolerTargets,
   startupTargets,
   TEAM_CONTENDERS,
 } from './targets.js';
@@ -712,6 +722,64 @@ async function probeRevocation(
   );
 }
 
+/** A lane on servers and databases of its own: its table in the log, or why it did not run. */
+async function ownLane<T>(
+  name: string,
+  measure: () => Promise<T>,
+  table: (value: T) => readonly string[],
+): Promise<Measured<T>> {
+  try {
+    const value = await measure();
+    for (const line of table(value)) log(line);
+    return { ok: true, value };
+  } catch (e) {
+    log(`[${name}] failed: ${errorText(e)}`);
+    return { ok: false, reason: errorText(e) };
+  }
+}
+
+/** The pooler lane (bench/pooler.ts), with PgBouncer unreachable reported as not run, with why. */
+async function poolerLane(options: BenchOptions, restCli: string): Promise<Measured<PoolerReport> | null> {
+  if (!options.pooler) return null;
+  const unreachable = await poolerUnreachable(options.bouncerUrl);
+  if (unreachable !== undefined) {
+    log(`[pooler] not run: ${unreachable}`);
+    return { ok: false, reason: unreachable };
+  }
+  const protocol = options.mode === 'smoke' ? POOLER_SMOKE : POOLER_FULL;
+  const { pgAdminUrl, bouncerUrl, readyTimeoutMs } = options;
+  const driverScript = join(here, 'driver.js');
+  const progress = (line: string): void => log(`[pooler] ${line}`);
+  return ownLane(
+    'pooler',
+    () =>
+      measurePooler({ pgAdminUrl, bouncerUrl, restCli, driverScript, readyTimeoutMs, progress, ...protocol }),
+    poolerTable,
+  );
+}
+
+/** The hostile-load lane (bench/hostile.ts); a path it could not measure is a row with the reason. */
+async function hostileLane(options: BenchOptions, restCli: string): Promise<Measured<HostileReport> | null> {
+  if (!options.hostile) return null;
+  const protocol = options.mode === 'smoke' ? HOSTILE_SMOKE : HOSTILE_FULL;
+  const { pgAdminUrl, mysqlUrl, readyTimeoutMs } = options;
+  const driverScript = join(here, 'driver.js');
+  return ownLane(
+    'hostile',
+    () =>
+      measureHostile({
+        pgAdminUrl,
+        mysqlUrl,
+        restCli,
+        driverScript,
+        readyTimeoutMs,
+        progress: log,
+        ...protocol,
+      }),
+    hostileTable,
+  );
+}
+
 function compilerBench(options: BenchOptions): Promise<Measured<string>> {
   if (!options.runCompilerBench) return Promise.resolve({ ok: false, reason: 'not run in smoke mode' });
   const script = join(here, 'compiler-bench.js');
@@ -1274,6 +1342,9 @@ async function main(): Promise<number> {
         ? `startup  rest --help ${startup.value.help.median.toFixed(2)}×, auth policy list ${startup.value.list.median.toFixed(2)}× node -e 0`
         : `startup  not measured: ${startup.reason}`,
     );
+    // Each on databases and servers of its own, after the contenders have stopped.
+    const pooler = await poolerLane(options, restCli);
+    const hostile = await hostileLane(options, restCli);
     const compiler = await compilerBench(options);
 
     const baseline = stateOf('baseline');
@@ -1399,9 +1470,12 @@ async function main(): Promise<number> {
         ...pgrstTargets(read, pgrst, notRunPgrst),
         ...actionTripTargets(tripsByAction),
         ...startupTargets(startup),
+        ...poolerTargets(pooler),
       ],
       compilerBench: compiler,
       startup,
+      pooler,
+      hostile,
     };
     writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(

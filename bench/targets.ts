@@ -15,6 +15,7 @@ import type {
   SessionReport,
   TeamReport,
 } from './report-model.js';
+import { POOLER_PATHS, POOLER_WORKLOADS, type PoolerReport } from './pooler.js';
 import { ratiosByRound, timesText as times } from './report-model.js';
 import { STARTUP_LIMITS, type StartupReport } from './startup.js';
 
@@ -380,4 +381,23 @@ export function actionTripTargets(tripsByAction: readonly ActionTrips[]): readon
       actions.every(({ trips }) => trips.ok && trips.value.flightsPerRequest <= ONE_ROUND_TRIP);
     return { target, measured: measured === '' ? 'not measured' : measured, met };
   });
+}
+
+/** Through a transaction-mode pooler, each path keeps this share of its direct connection's req/s. */
+export const POOLER_MIN_RATIO = 0.7;
+
+/** Pooled ÷ direct of each PostgreSQL path and workload (median of interleaved rounds). */
+export function poolerTargets(pooler: Measured<PoolerReport> | null | undefined): readonly TargetCheck[] {
+  return POOLER_PATHS.flatMap((path) =>
+    POOLER_WORKLOADS.map((workload): TargetCheck => {
+      const what = workload === 'read' ? 'owner read' : 'single-row POST';
+      const target = `PostgreSQL ${path} through PgBouncer (\`-db.pooler transaction\`): ${what} ≥ ${POOLER_MIN_RATIO}× the direct connection's req/s`;
+      if (pooler === undefined || pooler === null)
+        return { target, measured: 'not run: the pooler lane is off (--pooler off)', met: false };
+      if (!pooler.ok) return { target, measured: `not run: ${pooler.reason}`, met: false };
+      const lane = pooler.value.lanes.find((l) => l.path === path && l.workload === workload);
+      if (lane === undefined) return { target, measured: 'not run', met: false };
+      return { target, measured: times(lane.ratio), met: lane.ratio.median >= POOLER_MIN_RATIO };
+    }),
+  );
 }

@@ -94,6 +94,12 @@ serverDescribe()('bench smoke mode (postgres)', () => {
     );
     const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
     for (const row of report.read) expect(markdown).toContain(`| ${row.label} |`);
+    // The pooler and hostile-load lanes are the full run's: off here, and the report says so.
+    expect([report.pooler, report.hostile]).toEqual([null, null]);
+    expect(markdown).toContain(
+      '## Behind a pooler: PgBouncer in transaction mode\n\nNot run (`--pooler off`',
+    );
+    expect(markdown).toContain('## Under hostile load\n\nNot run (`--hostile off`');
   }, 180_000);
 
   it('states how much CPU other work used before and after, and warns when it was over 10%', () => {
