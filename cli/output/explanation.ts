@@ -8,6 +8,7 @@ import type {
   CandidateExplanation,
   PolicyExplanation,
 } from '../../runtime/explain/explain-policy.js';
+import type { ColumnCondition, ColumnsExplanation } from '../../runtime/explain/explain-columns.js';
 import type { RowCondition, RowExplanation } from '../../runtime/explain/explain-row.js';
 import { formatAstTree } from './ast-tree.js';
 import { formatTable, type TableColumn } from './table.js';
@@ -127,6 +128,7 @@ export function formatExplanation(e: PolicyExplanation): string {
       ...indent(e.rls_ddl.map((s) => `${escapeCell(s)};`)),
     );
   }
+  lines.push('', ...columnLines(e.columns));
   lines.push(
     '',
     `Decision: ${describeDecision(e.decision)}`,
@@ -143,6 +145,45 @@ export function formatExplanation(e: PolicyExplanation): string {
   }
   if (e.row !== null) lines.push('', ...rowLines(e.row, e.native_rls));
   return `${lines.join('\n')}\n`;
+}
+
+const names = (columns: readonly string[]): string =>
+  columns.length === 0 ? '(none)' : escapeCell(columns.join(', '));
+
+const conditional = (c: ColumnCondition): string =>
+  `${escapeCell(c.column)} when ${escapeCell(c.when)} (${c.policy_ids.map((id) => `#${id}`).join(', ')})`;
+
+/** Per action, one line per kind of column; a denied action says so instead. */
+function columnLines(c: ColumnsExplanation): string[] {
+  const lines = ['Columns for this user (docs/policy-language.md "Columns"):'];
+  const section = (
+    action: string,
+    denied: boolean,
+    granted: readonly string[],
+    conditions: readonly ColumnCondition[],
+    refused: readonly string[],
+    words: { readonly conditional: string; readonly refused: string },
+  ): void => {
+    if (denied) {
+      lines.push(`  ${action}: none (the ${action} itself is denied)`);
+      return;
+    }
+    lines.push(`  ${action}: ${names(granted)}`);
+    for (const m of conditions) lines.push(`  ${action} ${words.conditional}: ${conditional(m)}`);
+    if (refused.length > 0) lines.push(`  ${action} ${words.refused}: ${names(refused)}`);
+  };
+  section('read', c.read.denied, c.read.readable, c.read.masked, c.read.hidden, {
+    conditional: 'masked (NULL in the other rows)',
+    refused: 'hidden',
+  });
+  for (const action of ['create', 'update'] as const) {
+    const w = c[action];
+    section(action, w.denied, w.writable, w.conditional, w.protected, {
+      conditional: 'only',
+      refused: 'protected',
+    });
+  }
+  return lines;
 }
 
 const TRUTH = (v: boolean | null): string => (v === null ? 'NULL' : v ? 'TRUE' : 'FALSE');

@@ -29,6 +29,7 @@ import { policyColumnTypes, schemaTypesOf } from '../enforce/decide.js';
 import { checkFailed, denialStatus, policyDenied } from '../enforce/denials.js';
 import { createNativeAuthorizer } from '../enforce/native-authorizer.js';
 import { createPortableAuthorizer } from '../enforce/portable-authorizer.js';
+import { explainColumns, type ColumnsExplanation } from './explain-columns.js';
 import { explainRow, type RowExplanation } from './explain-row.js';
 import { brokenPolicies, escalationsAmong, type PolicyEscalation } from '../policies/policy-service.js';
 import { indexWarning, type IndexedColumns } from '../policies/relation-health.js';
@@ -144,6 +145,8 @@ export interface PolicyExplanation {
    * through an inner table non-admins can write, or this request is such a write.
    */
   readonly escalations: readonly PolicyEscalation[];
+  /** The columns the user may read, and write by create and update (docs/policy-language.md "Columns"). */
+  readonly columns: ColumnsExplanation;
 }
 
 export interface ExplainInput {
@@ -362,5 +365,6 @@ export async function explainPolicy(input: ExplainInput): Promise<PolicyExplanat
       input.rlsRole === undefined ? null : tableDdl(input.table, set, input.rlsRole, input.schema).statements,
     decision,
     row,
+    columns: explainColumns(set, input.table, input.schema, input.user),
   };
 }

@@ -138,6 +138,65 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       }
     });
 
+    it('policy explain lists the readable, masked and hidden columns with the deciding condition', async () => {
+      const ids: string[] = [];
+      for (const [expression, columns] of [
+        ['', 'id'],
+        ['id = auth_user.id', '*'],
+      ] as const) {
+        const r = await t.rest([
+          'auth',
+          'policy',
+          'add',
+          'docs',
+          'read',
+          expression,
+          'x',
+          '--columns',
+          columns,
+          '--json',
+        ]);
+        ids.push(String((JSON.parse(r.stdout) as { id: number }).id));
+      }
+      try {
+        const portable = kind === 'postgres' ? ['-db.rls', 'off'] : [];
+        const caller = await t.rest([
+          ...portable,
+          'policy',
+          'explain',
+          'docs',
+          'read',
+          '--claims',
+          '{"user_id": 7}',
+        ]);
+        expect(caller.code, caller.stderr).toBe(0);
+        const section = caller.stdout.split('\n\n').find((p) => p.startsWith('Columns for this user'));
+        expect(section).toBe(
+          [
+            'Columns for this user (docs/policy-language.md "Columns"):',
+            '  read: id',
+            `  read masked (NULL in the other rows): title when id = auth_user.id (#${ids[1]})`,
+            '  create: none (the create itself is denied)',
+            '  update: none (the update itself is denied)',
+          ].join('\n'),
+        );
+        const anonymous = await t.rest([
+          ...portable,
+          'policy',
+          'explain',
+          'docs',
+          'read',
+          '--anonymous',
+          '--json',
+        ]);
+        expect(JSON.parse(anonymous.stdout)).toMatchObject({
+          columns: { read: { denied: false, readable: ['id'], masked: [], hidden: ['title'] } },
+        });
+      } finally {
+        for (const id of ids) await t.rest(['auth', 'policy', 'remove', id]);
+      }
+    });
+
     it("edit --columns changes the rule, validated against the row's table; '*' resets it to every column", async () => {
       const r = await add('title');
       const { id } = JSON.parse(r.stdout) as { id: number };
