@@ -35,5 +35,10 @@ export async function startServer(
   if ((config.workers ?? 1) > 1) {
     throw configError('startServer settings: workers runs several processes; use `rest serve -workers N`');
   }
-  return startOnConfig(config, { logger: options.logger ?? createLogger() });
+  return startOnConfig(config, {
+    logger: options.logger ?? createLogger(),
+    // The console runs policy test files as `rest policy test` does, loaded when first asked.
+    policyTests: async (source, name, o) =>
+      (await import('./runtime/policy-test/run-file.js')).runPolicyTestFile(source, name, o),
+  });
 }

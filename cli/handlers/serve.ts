@@ -73,7 +73,13 @@ export async function serve(ctx: CommandContext, args: GlobalArgs): Promise<void
   }
   // Loaded here so that the other commands and --help never load express and the request path.
   const { startServer } = await import('../../runtime/server/server.js');
-  const server = await startServer(config, { logger, ...grace });
+  const server = await startServer(config, {
+    logger,
+    ...grace,
+    // The console runs policy test files as `rest policy test` does, loaded when first asked.
+    policyTests: async (source, name, options) =>
+      (await import('../../runtime/policy-test/run-file.js')).runPolicyTestFile(source, name, options),
+  });
   const signal = await stopped;
   logger.info({ signal }, `${signal}: finishing in-flight requests and shutting down`);
   await server.close();

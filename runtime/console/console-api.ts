@@ -31,6 +31,17 @@ import type { Operation } from '../request/parse-route.js';
 import { rlsRoleFor } from '../rls/rls-ddl.js';
 import { callerSpec } from './console-caller.js';
 import type { Response } from 'express';
+import type { Config } from '../config.js';
+
+/**
+ * Runs one policy test file (docs/policy-tests.md) on the database, rolled back: `rest policy
+ * test`'s runPolicyTestFile, given by the composition root (runtime/policy-test is above this room).
+ */
+export type PolicyTestRunner = (
+  source: string,
+  name: string,
+  options: { readonly adapter: DbAdapter; readonly config: Config },
+) => Promise<unknown>;
 
 export interface ConsoleApiDeps extends TableHandlerDeps {
   readonly adapter: DbAdapter;
@@ -38,9 +49,10 @@ export interface ConsoleApiDeps extends TableHandlerDeps {
   readonly authenticate: Authenticate;
   readonly policies: PolicySource;
   readonly authorizer: Authorizer;
-  readonly dbUrl: string;
+  readonly config: Config;
   readonly nativeRls: boolean;
-  readonly maxRows: number;
+  /** Absent: `POST /_/api/test` is 404. */
+  readonly policyTests?: PolicyTestRunner;
 }
 
 export type CellDecision = 'allow' | 'deny' | 'filter';
@@ -183,7 +195,7 @@ async function explain(
     ...(row === undefined || row === '' ? {} : { row: { key: row, db: adapter } }),
     authEnabled: true,
     nativeRls: deps.nativeRls,
-    rlsRole: adapter.kind === 'postgres' ? await rlsRoleFor(adapter, deps.dbUrl) : undefined,
+    rlsRole: adapter.kind === 'postgres' ? await rlsRoleFor(adapter, deps.config.db.url) : undefined,
   });
 }
 
@@ -220,7 +232,7 @@ async function tryAs(
       query: parseQuery(query),
       headers: { prefer: writes ? ['tx=rollback', 'return=representation'] : [], accept: undefined },
       body: operation === 'create' || operation === 'update' ? (body['body'] as never) : undefined,
-      maxRows: deps.maxRows,
+      maxRows: deps.config.http.maxRows,
     });
     const outcome = await handleTableRequest(deps, request, table, user, snapshot, clientGoneSignal(res));
     const reply = pgrstAnswer(outcome, answer);
@@ -235,6 +247,13 @@ async function tryAs(
 type Endpoint = (deps: ConsoleApiDeps, user: AuthUser, req: Request, res: Response) => Promise<unknown>;
 
 const endpoints: Readonly<Record<string, Endpoint>> = {
+  test: async (deps, _admin, req) => {
+    if (deps.policyTests === undefined) throw new RestError('not_found', 'no such endpoint');
+    const body = await objectBody(req);
+    const source = stringField(body, 'source', true) ?? '';
+    const name = stringField(body, 'name', false) ?? 'console.yaml';
+    return deps.policyTests(source, name, { adapter: deps.adapter, config: deps.config });
+  },
   matrix: async (deps, _admin, req) =>
     matrix(deps, await explainUser(deps.adapter, callerSpec((await objectBody(req))['caller']))),
   explain: async (deps, _admin, req) => {

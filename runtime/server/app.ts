@@ -26,6 +26,7 @@ import type { Logger } from '../logger.js';
 import type { Authorizer } from '../enforce/authorizer.js';
 import { consoleAssets } from '../console/console-assets.js';
 import { consoleRoutes } from '../console/console-routes.js';
+import type { PolicyTestRunner } from '../console/console-api.js';
 
 export interface Clock {
   /** Milliseconds, monotonic enough for durations. */
@@ -48,6 +49,8 @@ export interface AppDeps {
   readonly authRoutes?: RequestHandler;
   /** The compiled policies the authorizer decides with, for the OpenAPI document; absent while auth is disabled. */
   readonly policies?: PolicySource;
+  /** The console's policy test runner (docs/console.md); absent: the console runs no test files. */
+  readonly policyTests?: PolicyTestRunner;
 }
 
 function accessLog(logger: Logger, clock: Clock) {
@@ -89,9 +92,9 @@ function consoleHandler(deps: AppDeps): RequestHandler[] {
         runner: deps.runner,
         dialect: adapter.dialect,
         returning: adapter.returning,
-        dbUrl: deps.config.db.url,
+        config: deps.config,
         nativeRls: adapter.kind === 'postgres' && deps.config.db.rls,
-        maxRows: deps.config.http.maxRows,
+        ...(deps.policyTests === undefined ? {} : { policyTests: deps.policyTests }),
       },
     }),
   ];

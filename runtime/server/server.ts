@@ -5,6 +5,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RestError } from '../../errors/rest-error.js';
 import { createApp, systemClock, type Clock } from './app.js';
+import type { PolicyTestRunner } from '../console/console-api.js';
 import { DEFAULT_STATEMENT_TIMEOUT_MS, type Config, type ListenAddress } from '../config.js';
 import type { DbAdapter } from '../db/adapter.js';
 import { createAdapter } from '../db/create-adapter.js';
@@ -47,6 +48,8 @@ export interface StartOptions {
    * statement that meets a changed schema makes the next request check at once, whatever this is.
    */
   readonly schemaCheckIntervalMs?: number;
+  /** The console's policy test runner (runtime/policy-test, given from above); absent: none. */
+  readonly policyTests?: PolicyTestRunner;
 }
 
 function listen(server: Server, addr: ListenAddress): Promise<AddressInfo> {
@@ -125,6 +128,7 @@ export async function startServer(config: Config, options: StartOptions): Promis
       runner: auth.runner,
       ...(auth.authRoutes === undefined ? {} : { authRoutes: auth.authRoutes }),
       ...(auth.policies === undefined ? {} : { policies: auth.policies }),
+      ...(options.policyTests === undefined ? {} : { policyTests: options.policyTests }),
     });
     http = createDrainingServer(app, expressShaped(app));
     info = await listen(http.server, config.addr);

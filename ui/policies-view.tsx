@@ -1,0 +1,260 @@
+// The rows of auth_policies: list, add, edit, remove. The expression and the column rule are
+// validated as typed by the grammar in the page; nothing is saved while either is invalid; the
+// server's own validation (tables, columns, types) answers on save, shown the same way.
+
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { call, errorOf, listPolicies, type Escalation, type PolicyRow } from './api.js';
+import { ProblemView } from './problem-view.js';
+import { columnsProblem, expressionProblem, serverProblem, type Problem } from './validate.js';
+
+const POLICY_ACTIONS = ['all', 'read', 'create', 'update', 'delete', 'read_mine'] as const;
+
+interface Draft {
+  readonly id: number | undefined;
+  readonly table_name: string;
+  readonly action: string;
+  readonly expression: string;
+  readonly columns: string;
+  readonly description: string;
+}
+
+const draftOf = (row: PolicyRow | undefined, table: string): Draft => ({
+  id: row?.id,
+  table_name: row?.table_name ?? table,
+  action: row?.action ?? 'read',
+  expression: row?.expression ?? '',
+  columns: row?.columns ?? '',
+  description: row?.description ?? '',
+});
+
+interface EditorProps {
+  readonly draft: Draft;
+  readonly tables: readonly string[];
+  readonly hasColumns: boolean;
+  readonly onSaved: (warnings: readonly Escalation[]) => void;
+  readonly onCancel: () => void;
+}
+
+function PolicyEditor(props: EditorProps) {
+  const [draft, setDraft] = useState(props.draft);
+  const [server, setServer] = useState<{ field: 'expression' | 'columns' | 'other'; problem: Problem }>();
+  const first = useRef<HTMLSelectElement>(null);
+  useEffect(() => first.current?.focus(), []);
+  const expression = expressionProblem(draft.expression);
+  const columns = props.hasColumns ? columnsProblem(draft.columns) : undefined;
+  const set = (change: Partial<Draft>): void => {
+    setDraft({ ...draft, ...change });
+    setServer(undefined);
+  };
+  const save = async (): Promise<void> => {
+    const body = {
+      table_name: draft.table_name,
+      action: draft.action,
+      expression: draft.expression,
+      description: draft.description,
+      ...(props.hasColumns ? { columns: draft.columns.trim() === '' ? null : draft.columns } : {}),
+    };
+    const reply =
+      draft.id === undefined
+        ? await call('POST', '/auth_policies', body)
+        : await call('PATCH', `/auth_policies/${draft.id}`, body);
+    if (reply.status === 200 || reply.status === 201) {
+      props.onSaved((reply.body as { warnings?: readonly Escalation[] }).warnings ?? []);
+      return;
+    }
+    const error = errorOf(reply);
+    const field = error.details?.['field'];
+    const where = field === 'columns' ? 'columns' : field === 'expression' ? 'expression' : 'other';
+    const text = where === 'columns' ? draft.columns : draft.expression;
+    setServer({
+      field: where,
+      problem: where === 'other' ? { message: error.message } : serverProblem(text, error),
+    });
+  };
+  const shownExpression = expression ?? (server?.field === 'expression' ? server.problem : undefined);
+  const shownColumns = columns ?? (server?.field === 'columns' ? server.problem : undefined);
+  const invalid = expression !== undefined || columns !== undefined;
+  return (
+    <form
+      class="editor"
+      aria-label={draft.id === undefined ? 'New policy' : `Edit policy #${draft.id}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (!invalid) void save();
+      }}
+    >
+      <h3>{draft.id === undefined ? 'New policy' : `Edit policy #${draft.id}`}</h3>
+      <label for="policy-table">Table</label>
+      <select
+        id="policy-table"
+        ref={first}
+        value={draft.table_name}
+        onChange={(e) => set({ table_name: e.currentTarget.value })}
+      >
+        {['all', ...props.tables].map((t) => (
+          <option key={t} value={t}>
+            {t}
+          </option>
+        ))}
+      </select>
+      <label for="policy-action">Action</label>
+      <select
+        id="policy-action"
+        value={draft.action}
+        onChange={(e) => set({ action: e.currentTarget.value })}
+      >
+        {POLICY_ACTIONS.map((a) => (
+          <option key={a} value={a}>
+            {a}
+          </option>
+        ))}
+      </select>
+      <label for="policy-expression">Expression (empty: allow)</label>
+      <textarea
+        id="policy-expression"
+        rows={3}
+        spellcheck={false}
+        value={draft.expression}
+        aria-invalid={shownExpression !== undefined}
+        aria-describedby="policy-expression-problem"
+        onInput={(e) => set({ expression: e.currentTarget.value })}
+      />
+      <ProblemView id="policy-expression-problem" problem={shownExpression} />
+      {props.hasColumns ? (
+        <>
+          <label for="policy-columns">Columns (empty or *: every column; a, b; * except (c))</label>
+          <input
+            id="policy-columns"
+            spellcheck={false}
+            value={draft.columns}
+            aria-invalid={shownColumns !== undefined}
+            aria-describedby="policy-columns-problem"
+            onInput={(e) => set({ columns: e.currentTarget.value })}
+          />
+          <ProblemView id="policy-columns-problem" problem={shownColumns} />
+        </>
+      ) : null}
+      <label for="policy-description">Description</label>
+      <input
+        id="policy-description"
+        value={draft.description}
+        onInput={(e) => set({ description: e.currentTarget.value })}
+      />
+      {server?.field === 'other' ? <ProblemView id="policy-problem" problem={server.problem} /> : null}
+      <div class="buttons">
+        <button type="submit" disabled={invalid}>
+          Save policy
+        </button>
+        <button type="button" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function PoliciesView(props: { readonly tables: readonly string[]; readonly hasColumns: boolean }) {
+  const [rows, setRows] = useState<readonly PolicyRow[]>([]);
+  const [editing, setEditing] = useState<Draft | undefined>();
+  const [message, setMessage] = useState<string | undefined>();
+  const [warnings, setWarnings] = useState<readonly Escalation[]>([]);
+  const refresh = async (): Promise<void> => {
+    const reply = await listPolicies();
+    if (reply.status === 200) setRows(reply.body);
+    else setMessage(errorOf(reply).message);
+  };
+  useEffect(() => {
+    void refresh();
+  }, []);
+  const remove = async (row: PolicyRow): Promise<void> => {
+    if (!window.confirm(`Remove policy #${row.id} (${row.table_name} ${row.action})?`)) return;
+    const reply = await call<{ warnings?: readonly Escalation[] }>('DELETE', `/auth_policies/${row.id}`);
+    setMessage(reply.status === 200 ? `Removed policy #${row.id}.` : errorOf(reply).message);
+    setWarnings(reply.body?.warnings ?? []);
+    await refresh();
+  };
+  return (
+    <section aria-labelledby="policies-title">
+      <h2 id="policies-title">Policies</h2>
+      <p class="note">
+        Rows of auth_policies. Expressions are checked as you type by the same grammar as the server's.
+      </p>
+      {editing === undefined ? (
+        <button type="button" onClick={() => setEditing(draftOf(undefined, props.tables[0] ?? 'all'))}>
+          Add policy
+        </button>
+      ) : (
+        <PolicyEditor
+          key={editing.id ?? 'new'}
+          draft={editing}
+          tables={props.tables}
+          hasColumns={props.hasColumns}
+          onCancel={() => setEditing(undefined)}
+          onSaved={(w) => {
+            setMessage(editing.id === undefined ? 'Policy added.' : `Policy #${editing.id} saved.`);
+            setWarnings(w);
+            setEditing(undefined);
+            void refresh();
+          }}
+        />
+      )}
+      {message === undefined ? null : (
+        <p class="status" role="status">
+          {message}
+        </p>
+      )}
+      {warnings.length === 0 ? null : (
+        <ul class="warnings">
+          {warnings.map((w) => (
+            <li key={`${w.policy_id}-${w.relation_policy_id}-${w.table}-${w.action}`}>{w.message}</li>
+          ))}
+        </ul>
+      )}
+      <table class="policies" data-testid="policies">
+        <thead>
+          <tr>
+            <th scope="col">id</th>
+            <th scope="col">table</th>
+            <th scope="col">action</th>
+            <th scope="col">expression</th>
+            {props.hasColumns ? <th scope="col">columns</th> : null}
+            <th scope="col">description</th>
+            <th scope="col">
+              <span class="visually-hidden">actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id}>
+              <td>{r.id}</td>
+              <td>{r.table_name}</td>
+              <td>{r.action}</td>
+              <td>
+                <code>{r.expression === '' ? '(allow)' : r.expression}</code>
+              </td>
+              {props.hasColumns ? (
+                <td>
+                  <code>{r.columns ?? '*'}</code>
+                </td>
+              ) : null}
+              <td>{r.description}</td>
+              <td class="buttons">
+                <button
+                  type="button"
+                  aria-label={`Edit policy #${r.id}`}
+                  onClick={() => setEditing(draftOf(r, r.table_name))}
+                >
+                  Edit
+                </button>
+                <button type="button" aria-label={`Remove policy #${r.id}`} onClick={() => void remove(r)}>
+                  Remove
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}

@@ -1,0 +1,122 @@
+// "Try as": a request answered exactly as the chosen caller would be answered (the rows of a read,
+// the answer of a write), a write always rolled back.
+
+import { useState } from 'preact/hooks';
+import { call, errorOf, type Caller } from './api.js';
+import { CallerPicker } from './caller-picker.js';
+
+interface TryAnswer {
+  readonly status: number;
+  readonly body: unknown;
+  readonly rolled_back: boolean;
+}
+
+const METHODS = ['GET', 'POST', 'PATCH', 'DELETE'] as const;
+
+export function TryView(props: { readonly tables: readonly string[] }) {
+  const [caller, setCaller] = useState<Caller | string>({ kind: 'anonymous' });
+  const [method, setMethod] = useState<(typeof METHODS)[number]>('GET');
+  const [table, setTable] = useState(props.tables[0] ?? '');
+  const [query, setQuery] = useState('');
+  const [body, setBody] = useState('{}');
+  const [answer, setAnswer] = useState<TryAnswer | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const run = async (): Promise<void> => {
+    if (typeof caller === 'string') {
+      setError(caller);
+      return;
+    }
+    let json: unknown;
+    if (method === 'POST' || method === 'PATCH') {
+      try {
+        json = JSON.parse(body);
+      } catch {
+        setError('the body must be JSON');
+        return;
+      }
+    }
+    const reply = await call<TryAnswer>('POST', '/_/api/try', {
+      caller,
+      method,
+      table,
+      query,
+      ...(json === undefined ? {} : { body: json }),
+    });
+    if (reply.status !== 200) {
+      setAnswer(undefined);
+      setError(errorOf(reply).message);
+      return;
+    }
+    setError(undefined);
+    setAnswer(reply.body);
+  };
+  return (
+    <section aria-labelledby="try-title">
+      <h2 id="try-title">Try as</h2>
+      <p class="note">The request is answered as the caller would be answered; a write is rolled back.</p>
+      <form
+        class="toolbar"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run();
+        }}
+      >
+        <CallerPicker id="try-caller" onChange={setCaller} />
+        <label for="try-method">Method</label>
+        <select
+          id="try-method"
+          value={method}
+          onChange={(e) => setMethod(e.currentTarget.value as (typeof METHODS)[number])}
+        >
+          {METHODS.map((m) => (
+            <option key={m} value={m}>
+              {m}
+            </option>
+          ))}
+        </select>
+        <label for="try-table">Table</label>
+        <select id="try-table" value={table} onChange={(e) => setTable(e.currentTarget.value)}>
+          {props.tables.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+        <label for="try-query">Query (PostgREST style, e.g. id=eq.1&amp;select=id,title)</label>
+        <input
+          id="try-query"
+          spellcheck={false}
+          value={query}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+        />
+        {method === 'POST' || method === 'PATCH' ? (
+          <>
+            <label for="try-body">Body (JSON)</label>
+            <textarea
+              id="try-body"
+              rows={3}
+              spellcheck={false}
+              value={body}
+              onInput={(e) => setBody(e.currentTarget.value)}
+            />
+          </>
+        ) : null}
+        <button type="submit">Send as this caller</button>
+      </form>
+      {error === undefined ? null : (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {answer === undefined ? null : (
+        <div data-testid="try-answer">
+          <p>
+            Status <strong data-testid="try-status">{answer.status}</strong>
+            {answer.rolled_back ? ' — rolled back: nothing was stored' : ''}
+          </p>
+          <pre>{JSON.stringify(answer.body, null, 2)}</pre>
+        </div>
+      )}
+    </section>
+  );
+}
