@@ -369,7 +369,10 @@ export function runPath(file: TestFile, options: RunPathOptions): Promise<PathRu
         }
       }
     } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Every request has been answered: its kept-alive connections need not wait out their timeout.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
       native?.close();
       await policies.close();
     }
