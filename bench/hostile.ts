@@ -467,9 +467,12 @@ async function measureTarget(
       );
     });
     // The refusals come at once; the admitted writes would sleep SLOW_S seconds: the crowd is
-    // abandoned once no answer came for a second (on a busy machine the refusals trickle in).
+    // abandoned once answers came and then none for a second (on a busy machine they come late).
     const crowdStart = performance.now();
-    for (let seen = -1; seen !== answers.length && performance.now() - crowdStart < GIVE_UP_MS;) {
+    for (
+      let seen = -1;
+      (seen !== answers.length || answers.length === 0) && performance.now() - crowdStart < GIVE_UP_MS;
+    ) {
       seen = answers.length;
       await sleep(1_000);
     }
