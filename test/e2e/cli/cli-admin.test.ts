@@ -132,7 +132,9 @@ describe.each(ALL_KINDS)('%s', (kind) => {
     const userRow = async (id: number) =>
       (await ctx.sql.rows(`SELECT username, password, is_admin FROM auth_users WHERE id = ${id}`))[0];
     const policyRows = () =>
-      ctx.sql.rows('SELECT id, table_name, action, expression, description FROM auth_policies ORDER BY id');
+      ctx.sql.rows(
+        'SELECT id, table_name, action, expression, description, columns FROM auth_policies ORDER BY id',
+      );
 
     describe('auth user remove', () => {
       // The server has the user cached when the command runs: it learns of the change by NOTIFY.
@@ -435,6 +437,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           action: 'all',
           expression: 'user_id = auth_user.id or auth_user.is_admin',
           description: 'members read their rows',
+          columns: null,
         };
         expect(JSON.parse(j.stdout)).toEqual(row);
         expect((await policyRows()).find((p) => Number(p['id']) === members)).toEqual({
@@ -563,6 +566,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
             action: 'all',
             expression: 'user_id = auth_user.id or auth_user.is_admin',
             description: 'members read their rows',
+            columns: null,
           },
         });
         expect((await rest(['auth', 'policy', 'remove', String(adminWrites)])).code).toBe(0);

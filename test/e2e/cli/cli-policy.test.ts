@@ -601,11 +601,17 @@ describe.each(ALL_KINDS)('%s', (kind) => {
           `-- row-level security compiled by rest from auth_policies, for role "${role}"\n\n`,
         ),
       ).toBe(true);
-      for (const table of ['auth_policies', 'auth_users', 'docs', 'todos']) {
+      for (const table of ['auth_policies', 'docs', 'todos']) {
         expect(all.stdout).toContain(
           `-- table "${table}"\nALTER TABLE "${table}" ENABLE ROW LEVEL SECURITY;\n`,
         );
       }
+      // No request reads the secret columns of auth_users: column privileges withhold them.
+      expect(all.stdout).toContain(
+        `-- table "auth_users"\nREVOKE ALL ON "auth_users" FROM "${role}";\n` +
+          `GRANT SELECT ("id", "username", "is_admin"), INSERT, UPDATE, DELETE ON "auth_users" TO "${role}";\n` +
+          `ALTER TABLE "auth_users" ENABLE ROW LEVEL SECURITY;\n`,
+      );
       expect(all.stderr).toBe(
         kind === 'postgres'
           ? ''
