@@ -89,7 +89,9 @@ describe.each(ALL_KINDS)('auth setup on %s', (kind: DialectName) => {
         'table_name',
         'action',
         'expression',
+        'columns',
       ]);
+      expect(policies?.columnsByName.get('columns')?.nullable).toBe(true);
       expect(policies?.primaryKey).toEqual(['id']);
       for (const column of ['username', 'password', 'is_admin', 'username_key']) {
         expect(users?.columnsByName.get(column)?.nullable).toBe(false);

@@ -49,7 +49,9 @@ describe('rest --help', () => {
     const r = await runCli(['-h']);
     expect(r.stdout).toMatch(/rest auth +Set up authentication/);
     expect(r.stdout).toMatch(/rest policy +Explain policy decisions/);
-    expect(r.stdout).toContain('Exit codes: 0 ok, 1 usage, 2 invalid input, 3 database or runtime error.');
+    expect(r.stdout).toContain(
+      'Exit codes: 0 ok, 1 usage, 2 invalid input, 3 database or runtime error, 4 a policy test failed.',
+    );
   });
 });
 
