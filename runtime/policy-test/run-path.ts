@@ -8,8 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { compilePolicySet, type PolicySet } from '../../compiler/policy-set.js';
 import { SqlBuilder, renderSql } from '../../compiler/sql/fragment.js';
-import { validateColumnRule } from '../../compiler/columns.js';
-import { ACTIONS, ANONYMOUS, type Action, type AuthUser, type PolicyRow } from '../../compiler/types.js';
+import { ACTIONS, ANONYMOUS, type Action, type AuthUser } from '../../compiler/types.js';
 import { RestError, isRestError } from '../../errors/rest-error.js';
 import {
   AUTH_POLICIES_TABLE,
@@ -30,7 +29,7 @@ import { explainUser } from '../explain/explain-user.js';
 import { createLogger } from '../logger.js';
 import { policyInvalidatingRunner, withAuthTableGuards } from '../policies/auth-table-guards.js';
 import { createPolicyCache } from '../policies/policy-cache.js';
-import { addPolicy, columnTypesOf, listPolicies } from '../policies/policy-service.js';
+import { addPolicy, listPolicies } from '../policies/policy-service.js';
 import { rlsRoleFor } from '../rls/rls-ddl.js';
 import { createApp, systemClock } from '../server/app.js';
 import { withRolledBackAdapter } from './pinned-adapter.js';
@@ -155,28 +154,6 @@ async function movePastFixtures(db: DbAdapter, tables: Iterable<TableInfo>): Pro
   }
 }
 
-/** A policy's column rule (docs/policy-language.md), validated against its table, stored on its row. */
-async function setColumnRule(
-  db: DbAdapter,
-  schema: SchemaSnapshot,
-  row: PolicyRow,
-  text: string,
-): Promise<void> {
-  validateColumnRule(text, row.table_name, columnTypesOf(schema, row.table_name));
-  const b = new SqlBuilder(db.dialect)
-    .append('UPDATE ')
-    .appendIdent(AUTH_POLICIES_TABLE)
-    .append(' SET ')
-    .appendIdent('columns')
-    .append(' = ')
-    .appendValue(text)
-    .append(' WHERE ')
-    .appendIdent('id')
-    .append(' = ')
-    .appendValue(row.id);
-  await db.query(renderSql(db.dialect, b.build()));
-}
-
 async function writeFixtures(
   db: DbAdapter,
   file: TestFile,
@@ -205,13 +182,13 @@ async function writeFixtures(
     await db.query({ text: `DELETE FROM ${db.dialect.quoteIdent(AUTH_POLICIES_TABLE)}`, values: [] });
     for (const p of file.policies) {
       try {
-        const stored = await addPolicy(db, schema, {
+        await addPolicy(db, schema, {
           table_name: p.table,
           action: p.action,
           expression: p.expression,
           description: p.description,
+          ...(p.columns === undefined ? {} : { columns: p.columns }),
         });
-        if (p.columns !== undefined) await setColumnRule(db, schema, stored, p.columns);
       } catch (e) {
         if (isRestError(e) && e.category === 'invalid_input') throw fileError(file.name, p, e.message);
         throw e;
