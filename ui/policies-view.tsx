@@ -43,7 +43,8 @@ function PolicyEditor(props: EditorProps) {
   const expression = expressionProblem(draft.expression);
   const columns = props.hasColumns ? columnsProblem(draft.columns) : undefined;
   const set = (change: Partial<Draft>): void => {
-    setDraft({ ...draft, ...change });
+    // From the latest draft, not this render's: keys typed quickly never undo one another.
+    setDraft((current) => ({ ...current, ...change }));
     setServer(undefined);
   };
   const save = async (): Promise<void> => {
@@ -158,6 +159,13 @@ export function PoliciesView(props: { readonly tables: readonly string[]; readon
   const [editing, setEditing] = useState<Draft | undefined>();
   const [message, setMessage] = useState<string | undefined>();
   const [warnings, setWarnings] = useState<readonly Escalation[]>([]);
+  // When the editor closes (saved or cancelled) the focus returns to "Add policy", not to the page.
+  const add = useRef<HTMLButtonElement>(null);
+  const opened = useRef(false);
+  useEffect(() => {
+    if (editing !== undefined) opened.current = true;
+    else if (opened.current) add.current?.focus();
+  }, [editing]);
   const refresh = async (): Promise<void> => {
     const reply = await listPolicies();
     if (reply.status === 200) setRows(reply.body);
@@ -180,7 +188,11 @@ export function PoliciesView(props: { readonly tables: readonly string[]; readon
         Rows of auth_policies. Expressions are checked as you type by the same grammar as the server's.
       </p>
       {editing === undefined ? (
-        <button type="button" onClick={() => setEditing(draftOf(undefined, props.tables[0] ?? 'all'))}>
+        <button
+          type="button"
+          ref={add}
+          onClick={() => setEditing(draftOf(undefined, props.tables[0] ?? 'all'))}
+        >
           Add policy
         </button>
       ) : (

@@ -172,7 +172,7 @@ for (const kind of ['sqlite', 'postgres'] as const satisfies readonly DialectNam
         await screenshot(page, `${kind}-tests`);
       });
 
-      it('is usable with the keyboard alone: log in, open the editor, see the caret, reach Save', async () => {
+      it('is usable with the keyboard alone: log in, open the editor, see the caret, fix it, save', async () => {
         const keys = await browser.newPage();
         keys.setDefaultTimeout(5000);
         try {
@@ -201,6 +201,12 @@ for (const kind of ['sqlite', 'postgres'] as const satisfies readonly DialectNam
           await keys.keyboard.type('shared notes');
           await tabTo(keys, /Save policy/);
           expect(await keys.getByRole('button', { name: 'Save policy' }).isEnabled()).toBe(true);
+          await keys.keyboard.press('Enter');
+          await keys.getByRole('status').filter({ hasText: 'Policy added.' }).waitFor();
+          const row = keys.getByTestId('policies').getByRole('row').filter({ hasText: 'shared notes' });
+          expect(await row.textContent()).toContain("body = 'shared'");
+          // The focus is back on "Add policy", not lost to the page.
+          expect(await keys.evaluate<string>('document.activeElement?.textContent ?? ""')).toBe('Add policy');
         } finally {
           await keys.close();
         }
