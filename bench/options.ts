@@ -64,6 +64,11 @@ export interface BenchOptions {
   readonly runCompilerBench: boolean;
   /** Rounds of the CLI start-up measurement (bench/startup.ts): each spawns three processes. */
   readonly startupRounds: number;
+  /**
+   * Runs of `rest policy test` on a file of 200 cases per database (bench/policy-test-lane.ts);
+   * 0 = not run (`--policy-test off`).
+   */
+  readonly policyTestRuns: number;
   /** The arguments as given, for the report's exact command. */
   readonly argv: readonly string[];
 }
@@ -122,7 +127,8 @@ const USAGE = `usage: npm run bench -- [--smoke] [--pg-url <url>] [--rounds <n>]
        [--sessions on|off]   (the read with session tokens; default on, off with --smoke)
        [--pgrst on|off]   (the /rest/v1 read, counted read and POST beside the seed dialect's; default on)
        [--pooler on|off] [--pgbouncer-url <url>]   (both PostgreSQL paths through PgBouncer; default on, off with --smoke)
-       [--hostile on|off] [--mysql-url <url>|off]   (failing, abandoned and crowding requests; default on, off with --smoke)`;
+       [--hostile on|off] [--mysql-url <url>|off]   (failing, abandoned and crowding requests; default on, off with --smoke)
+       [--policy-test on|off]   (rest policy test on a file of 200 cases; default on (5 runs), off with --smoke (1 run if on))`;
 
 function positive(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -178,6 +184,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       'pgbouncer-url': { type: 'string' },
       hostile: { type: 'string' },
       'mysql-url': { type: 'string' },
+      'policy-test': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
     strict: true,
@@ -199,6 +206,9 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       throw new Error(`--${name} must be on or off, got ${JSON.stringify(v)}\n${USAGE}`);
     return v === 'on';
   };
+  const policyTest = values['policy-test'] ?? (smoke ? 'off' : 'on');
+  if (policyTest !== 'on' && policyTest !== 'off')
+    throw new Error(`--policy-test must be on or off, got ${JSON.stringify(policyTest)}\n${USAGE}`);
   const mysqlUrl = values['mysql-url'] ?? env['REST_TEST_MYSQL_URL'] ?? DEFAULT_MYSQL_URL;
   const connections = Math.round(positive('connections', values.connections, 32));
   const loginConnections = 8;
@@ -251,6 +261,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     restCli: values['rest-cli'],
     runCompilerBench: !smoke,
     startupRounds: smoke ? 1 : 15,
+    policyTestRuns: policyTest === 'off' ? 0 : smoke ? 1 : 5,
     argv,
   };
 }

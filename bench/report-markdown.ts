@@ -14,6 +14,7 @@ import type {
 } from './report-model.js';
 import { timesText } from './report-model.js';
 import { pgrstSection } from './report-pgrst.js';
+import { policyTestSection } from './report-policy-test.js';
 import { hostileSection, poolerSection } from './report-production.js';
 import { STARTUP_COMMANDS, STARTUP_LIMITS, type StartupCommand, type StartupReport } from './startup.js';
 import { LOGIN_READ_P99_LIMIT_MS, SESSION_READ_MIN_RATIO, TEAM_READ_MIN_RATIO } from './targets.js';
@@ -395,9 +396,11 @@ writes to a temporary directory, leaves the team membership read and the session
 of requests instead of seconds (a round after ${SMOKE_REQUESTS.round} requests, its warm-up after a quarter of that, the login window after
 ${SMOKE_REQUESTS.login} logins). Options: \`--pg-url\`, \`--rounds\`, \`--write-rounds\`, \`--duration <s>\` or \`--requests <n>\`, \`--warmup <s>\` or
 \`--warmup-requests <n>\`, \`--connections\`, \`--login-duration <s>\` or \`--login-requests <n>\`, \`--out <dir>\`, \`--team on|off\`,
-\`--sessions on|off\`, \`--pgrst on|off\`, \`--pooler on|off\`, \`--hostile on|off\`.
+\`--sessions on|off\`, \`--pgrst on|off\`, \`--pooler on|off\`, \`--hostile on|off\`, \`--policy-test on|off\`.
 
 ${startupSection(report.startup)}
+
+${policyTestSection(report.policyTest)}
 
 ## Policy compiler (\`npm run bench:compiler\`)
 

@@ -3,6 +3,7 @@
 
 import type { HostileReport } from './hostile.js';
 import type { PoolerReport } from './pooler.js';
+import type { PolicyTestReport } from './policy-test-lane.js';
 import type { StartupReport } from './startup.js';
 
 export const CONTENDER_IDS = ['baseline', 'rest-pg-portable', 'rest-pg-rls', 'rest-sqlite'] as const;
@@ -233,6 +234,8 @@ export interface BenchReport {
   readonly pooler?: Measured<PoolerReport> | null;
   /** Failing, abandoned and crowding requests (bench/hostile.ts); null when off. Absent in older reports. */
   readonly hostile?: Measured<HostileReport> | null;
+  /** `rest policy test` on a file of 200 cases (bench/policy-test-lane.ts); null when off. Absent in older reports. */
+  readonly policyTest?: Measured<PolicyTestReport> | null;
 }
 
 export function median(values: readonly number[]): number {

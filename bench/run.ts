@@ -1,7 +1,8 @@
 // `npm run bench`: generates the data, starts every contender as a real server, probes each for
 // correctness, counts round trips, then times interleaved rounds (reads — with the session read of
 // every rest contender, its `/rest/v1` reads, and the team membership read of the PostgreSQL paths
-// in the same rounds —, writes with the seed and `/rest/v1` single-row POSTs, logins) with the load driver in its own process, and writes BENCHMARKS.md, the chart and
+// in the same rounds —, writes with the seed and `/rest/v1` single-row POSTs, logins) with the load driver in its own process, then
+// the lanes on databases of their own (CLI start-up, policy tests, pooler, hostile load), and writes BENCHMARKS.md, the chart and
 // results.json.
 
 import { execFile, execFileSync } from 'node:child_process';
@@ -73,6 +74,8 @@ import {
   takenUserIdsSqlite,
   type SessionUser,
 } from './sessions.js';
+import { measurePolicyTest, type PolicyTestReport } from './policy-test-lane.js';
+import { policyTestTable, policyTestTargets } from './report-policy-test.js';
 import { measureStartup } from './startup.js';
 import { HOSTILE_FULL, HOSTILE_SMOKE, hostileTable, measureHostile, type HostileReport } from './hostile.js';
 import {
@@ -758,6 +761,20 @@ async function poolerLane(options: BenchOptions, restCli: string): Promise<Measu
   );
 }
 
+/** The policy-test lane (bench/policy-test-lane.ts): its table in the log, or why it did not run. */
+async function policyTestLane(
+  options: BenchOptions,
+  restCli: string,
+): Promise<Measured<PolicyTestReport> | null> {
+  if (options.policyTestRuns === 0) return null;
+  const { pgAdminUrl, policyTestRuns: runs } = options;
+  return ownLane(
+    'policy test',
+    () => measurePolicyTest({ restCli, pgAdminUrl, runs }),
+    (r) => [policyTestTable(r)],
+  );
+}
+
 /** The hostile-load lane (bench/hostile.ts); a path it could not measure is a row with the reason. */
 async function hostileLane(options: BenchOptions, restCli: string): Promise<Measured<HostileReport> | null> {
   if (!options.hostile) return null;
@@ -1343,6 +1360,7 @@ async function main(): Promise<number> {
         : `startup  not measured: ${startup.reason}`,
     );
     // Each on databases and servers of its own, after the contenders have stopped.
+    const policyTest = await policyTestLane(options, restCli);
     const pooler = await poolerLane(options, restCli);
     const hostile = await hostileLane(options, restCli);
     const compiler = await compilerBench(options);
@@ -1470,12 +1488,14 @@ async function main(): Promise<number> {
         ...pgrstTargets(read, pgrst, notRunPgrst),
         ...actionTripTargets(tripsByAction),
         ...startupTargets(startup),
+        ...policyTestTargets(policyTest),
         ...poolerTargets(pooler),
       ],
       compilerBench: compiler,
       startup,
       pooler,
       hostile,
+      policyTest,
     };
     writeFileSync(paths.json, `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(

@@ -95,11 +95,12 @@ serverDescribe()('bench smoke mode (postgres)', () => {
     const markdown = readFileSync(join(outDir, 'BENCHMARKS.md'), 'utf8');
     for (const row of report.read) expect(markdown).toContain(`| ${row.label} |`);
     // The pooler and hostile-load lanes are the full run's: off here, and the report says so.
-    expect([report.pooler, report.hostile]).toEqual([null, null]);
+    expect([report.pooler, report.hostile, report.policyTest]).toEqual([null, null, null]);
     expect(markdown).toContain(
       '## Behind a pooler: PgBouncer in transaction mode\n\nNot run (`--pooler off`',
     );
     expect(markdown).toContain('## Under hostile load\n\nNot run (`--hostile off`');
+    expect(markdown).toContain('## Policy tests (`rest policy test`, a file of 200 cases)\n\nNot run');
   }, 180_000);
 
   it('states how much CPU other work used before and after, and warns when it was over 10%', () => {
