@@ -83,6 +83,7 @@ function consoleHandler(deps: AppDeps): RequestHandler[] {
   return [
     consoleRoutes({
       assets: consoleAssets(),
+      logger: deps.logger,
       api: {
         adapter,
         schema: deps.schema,

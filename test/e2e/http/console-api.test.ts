@@ -1,11 +1,19 @@
 // The console's admin-only API (docs/console.md) on every database and enforcement path: the
 // matrix for a caller, explain with a row, and "try as" with a write rolled back.
 
-import { expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isAvailable } from '../../support/databases.js';
 import { startTestServer } from '../../support/server.js';
 import { client } from '../../support/http.js';
 import { expectError } from './matrix.js';
-import { forEachAuthDatabase, resetRows, setPolicies, tableRows } from './policy-support.js';
+import {
+  forEachAuthDatabase,
+  resetRows,
+  setPolicies,
+  startAuthSuite,
+  tableRows,
+  type PolicyContext,
+} from './policy-support.js';
 
 interface Cell {
   readonly decision: string;
@@ -187,3 +195,55 @@ forEachAuthDatabase('console API', (ctx) => {
     }
   });
 });
+
+// `/_` is the console's: a table named `_` is reached at /rest/v1/_ while it is on, and the
+// server says so at start-up and in its answers, never silently.
+for (const kind of ['sqlite', 'postgres'] as const) {
+  describe.skipIf(!isAvailable(kind))(`a table named _ while the console is on [${kind}]`, () => {
+    let ctx: PolicyContext | undefined;
+    beforeAll(async () => {
+      const key = kind === 'sqlite' ? 'id INTEGER PRIMARY KEY' : 'id serial PRIMARY KEY';
+      const ddl = `${key}, user_id integer, body text`;
+      const table = [`CREATE TABLE "_" (${ddl})`];
+      ctx = await startAuthSuite(kind, { ddl: { sqlite: table, postgres: table, mysql: [] } });
+    });
+    afterAll(async () => {
+      await ctx?.server.handle.close();
+      await ctx?.sql.close();
+      await ctx?.db.drop();
+    });
+
+    it('warns at start-up and answers requests meant for the table with where to find it', async () => {
+      if (ctx === undefined) throw new Error('the suite did not start');
+      const { server, http, admin, config } = ctx;
+      expect(server.log.lines).toContainEqual(
+        expect.objectContaining({ level: 40, table: '_', msg: expect.stringContaining('/rest/v1/_') }),
+      );
+      for (const reply of [
+        await http.post('/_', { body: 'x' }, admin.auth),
+        await http.get('/_?select=body', admin.auth),
+      ]) {
+        expectError(reply, 404, 'not_found');
+        expect(reply.text).toContain('/rest/v1/_');
+      }
+      const post = await http.post('/_/', { body: 'x' }, admin.auth);
+      expectError(post, 405, 'method_not_allowed');
+      expect(post.text).toContain('/rest/v1/_');
+      // A browser's GET /_ still opens the console.
+      const page = await fetch(`${server.url}/_`, { redirect: 'manual' });
+      expect([page.status, page.headers.get('location')]).toEqual([308, '/_/']);
+      const created = await http.post('/rest/v1/_', { body: 'stored', user_id: admin.id }, admin.auth);
+      expect(created.status, created.text).toBe(201);
+      const rows = await http.get('/rest/v1/_?select=body', admin.auth);
+      expect(rows.json).toEqual([{ body: 'stored' }]);
+      // With the console off the path is the table's again, and nothing is said about it.
+      const off = await startTestServer({ ...config, http: { ...config.http, console: false } });
+      try {
+        expect((await client(off.url).get('/_?select=body', admin.auth)).json).toEqual([{ body: 'stored' }]);
+        expect(off.log.lines.filter((l) => l['table'] === '_')).toEqual([]);
+      } finally {
+        await off.handle.close();
+      }
+    });
+  });
+}
