@@ -2,7 +2,7 @@
 // policies reconciled at start, again whenever the policy cache sees new rows (API, CLI, psql —
 // heard through LISTEN/NOTIFY), whenever a request finds its table's policies out of date (a
 // new table or changed columns), and whenever the tamper watch finds generated policies dropped,
-// altered or disabled by hand — requests to such a table are refused (503) until they are
+// altered or disabled, or the request role's column privileges changed, by hand — requests to such a table are refused (503) until they are
 // restored; the Authorizer and RequestRunner the HTTP layer plugs in.
 
 import type { PolicySet } from '../../compiler/policy-set.js';
@@ -73,6 +73,9 @@ async function refuseDistributed(adapter: DbAdapter): Promise<void> {
     `-db.rls on cannot be enforced on this database: it has the ${String(extension)} extension, whose worker nodes do not see the transaction-local settings row-level security reads; serve it with -db.rls off (compiled WHERE predicates)`,
   );
 }
+
+const sameColumns = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean =>
+  a !== undefined && b !== undefined && a.length === b.length && a.every((c, i) => c === b[i]);
 
 /** Checks rights, prepares the role and applies the policies; throws one clear RestError when it cannot. */
 export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
@@ -190,21 +193,45 @@ export async function startNativeRls(deps: NativeRlsDeps): Promise<NativeRls> {
     });
   });
 
-  /** Compares the database with what reconcile left; a table changed by hand is refused, then restored. */
+  /**
+   * Compares the database with what reconcile left; a table whose policies were changed by hand is
+   * refused, then restored. Privileges that differ are brought back in line by a reconcile (requests
+   * wait for it, as for any reconcile): it reads the policies afresh, so grants another process
+   * already changed for new policies are no tampering — only a table it had to grant again while
+   * the policies withheld the same columns is reported as changed by hand.
+   */
   const check = async (): Promise<void> => {
-    const report = await readRlsIntegrity(adapter, state.applied.keys());
+    const expected = state.withheld;
+    const refused = state.refused;
+    const report = await readRlsIntegrity(adapter, state.applied.keys(), { role, withheld: expected });
     for (const [table, stamp] of report.stamps) stamps.set(table, stamp);
-    if (report.tampered.size === 0) return;
+    // A table refused because PUBLIC or a role the request role belongs to may read a withheld
+    // column was reported when it was refused; it is reconciled again once that grant is gone.
+    const changed = [...report.privileges].filter(([table]) => !refused.has(table));
+    const recovered = [...expected.keys()].filter((t) => refused.has(t) && !report.privileges.has(t));
+    if (report.tampered.size === 0 && changed.length === 0 && recovered.length === 0) return;
+    const warn = (table: string, found: readonly string[], refusing: boolean): void =>
+      logger.warn(
+        { table, found },
+        `the generated row-level security of ${table} was changed by hand (${found.join('; ')}); ${refusing ? 'refusing requests to it until it is restored' : 'restoring it'}`,
+      );
     for (const [table, found] of report.tampered) {
-      if (!tampered.has(table)) {
-        logger.warn(
-          { table, found },
-          `the generated row-level security of ${table} was changed by hand (${found.join('; ')}); refusing requests to it until it is restored`,
-        );
-      }
+      if (!tampered.has(table)) warn(table, found, true);
       tampered.set(table, { found: found.join('; '), since: started });
     }
-    await reconcile();
+    const next = await reconcile();
+    const restored = (table: string): void =>
+      logger.info({ table }, 'row-level security restored; requests to the table are served again');
+    for (const [table, found] of changed) {
+      if (report.tampered.has(table) || !sameColumns(expected.get(table), next.withheld.get(table))) continue;
+      if (next.refused.has(table)) {
+        warn(table, found, true);
+      } else if (next.regranted.includes(table)) {
+        warn(table, found, false);
+        restored(table);
+      }
+    }
+    for (const table of recovered) if (next.applied.has(table)) restored(table);
   };
   const watch =
     deps.tamperWatch === false

@@ -37,10 +37,17 @@ export interface RlsState {
   readonly applied: ReadonlyMap<string, string>;
   /** Protected tables and the stamp their generated policies share (see policyStamp). */
   readonly stamps: ReadonlyMap<string, string>;
+  /**
+   * Protected tables, and tables refused because the request role may still read a withheld column,
+   * with the columns the request role may not SELECT on each (see withheldFrom).
+   */
+  readonly withheld: ReadonlyMap<string, readonly string[]>;
   /** Tables native RLS cannot protect, with the reason; requests to them are refused. */
   readonly refused: ReadonlyMap<string, string>;
   /** Tables whose policies this run (re)created, and `table.policy` names of stale ones it dropped. */
   readonly changed: readonly string[];
+  /** Tables whose grants to the request role this run had to bring in line. */
+  readonly regranted: readonly string[];
   readonly dropped: readonly string[];
 }
 
@@ -243,17 +250,22 @@ async function granted(tx: DbSession, role: string, table: TableInfo, withheld: 
   return rows[0]?.['granted'] === true;
 }
 
-/** The grants of `role` on `table`, brought in line when they differ. */
+/**
+ * The grants of `role` on `table`, brought in line when they differ; 'exposed' when they still
+ * differ afterwards: a withheld column readable through PUBLIC or a role the request role belongs to,
+ * which rest does not revoke (those grants are the DBA's, for other roles too).
+ */
 async function grant(
   tx: DbSession,
   role: string,
   table: TableInfo,
   tableGranted: boolean,
   withheld: readonly string[],
-): Promise<void> {
+): Promise<'unchanged' | 'regranted' | 'exposed'> {
   // Table-wide SELECT (has_table_privilege) covers every column; column grants alone do not.
-  if (withheld.length === 0 ? tableGranted : await granted(tx, role, table, withheld)) return;
+  if (withheld.length === 0 ? tableGranted : await granted(tx, role, table, withheld)) return 'unchanged';
   for (const statement of grantStatements(table, role, withheld)) await run(tx, statement);
+  return withheld.length === 0 || (await granted(tx, role, table, withheld)) ? 'regranted' : 'exposed';
 }
 
 export interface ReconcileOptions {
@@ -286,6 +298,8 @@ export async function reconcileRls(
 
     const applied = new Map<string, string>();
     const stamps = new Map<string, string>();
+    const withheldBy = new Map<string, readonly string[]>();
+    const regranted: string[] = [];
     const changed: string[] = [];
     const dropped: string[] = [];
     const wanted = new Set<string>();
@@ -295,7 +309,17 @@ export async function reconcileRls(
       const rls = tableRls(table, policies, role, options.schema);
       const names = rlsPolicyNames(table.name);
       names.forEach((n) => wanted.add(`${table.name}\u0000${n}`));
-      await grant(tx, role, table, current.granted, withheldFrom(table, policies, options.schema));
+      const withheld = withheldFrom(table, policies, options.schema);
+      const granting = await grant(tx, role, table, current.granted, withheld);
+      if (granting === 'regranted') regranted.push(table.name);
+      withheldBy.set(table.name, withheld);
+      if (granting === 'exposed') {
+        refused.set(
+          table.name,
+          `the request role ${role} may still read a withheld column of ${table.name} (${withheld.join(', ')}) through a grant to PUBLIC or to a role it belongs to`,
+        );
+        continue;
+      }
       let generated: ReadonlyMap<string, GeneratedPolicy> = current.generated;
       if (!upToDate(current, rls, names)) {
         changed.push(table.name);
@@ -329,6 +353,6 @@ export async function reconcileRls(
     const sequences = await tx.query({ text: SEQUENCES_SQL, values: [role] });
     for (const r of sequences.rows)
       await run(tx, `GRANT USAGE ON SEQUENCE ${String(r['sequence_name'])} TO ${q(role)}`);
-    return { applied, stamps, refused, changed, dropped };
+    return { applied, stamps, withheld: withheldBy, refused, changed, regranted, dropped };
   });
 }

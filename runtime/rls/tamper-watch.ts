@@ -1,9 +1,11 @@
-// Notices when the generated row-level security of a served table is dropped, altered or disabled
-// behind rest's back (docs/row-level-security.md) and asks for a check: where an event trigger is in place (the login
-// role may create one: a superuser), every CREATE/ALTER/DROP POLICY, ALTER TABLE or COMMENT in the
-// database NOTIFYs `rest_rls`, heard within milliseconds, and a slow periodic check is the backstop;
-// otherwise the check runs every second. The check reads pg_class and pg_policy once and says, per
-// table, what is no longer as rest generated it. Requests never depend on it: each one checks its
+// Notices when the generated row-level security of a served table — its policies, the flag, and
+// the request role's privileges on its columns — is dropped, altered, disabled or granted behind
+// rest's back (docs/row-level-security.md) and asks for a check: where an event trigger is in place
+// (the login role may create one: a superuser), every CREATE/ALTER/DROP POLICY, ALTER TABLE,
+// COMMENT, GRANT or REVOKE in the database NOTIFYs `rest_rls`, heard within milliseconds, and a
+// slow periodic check is the backstop; otherwise the check runs every second. The check reads
+// pg_class, pg_policy and the request role's privileges and says, per table, what is no longer as
+// rest generated it. Requests never depend on it: each one checks its
 // own table in the database (runtime/rls/native-runner.ts); this only decides how soon a table is
 // restored.
 
@@ -36,6 +38,12 @@ export interface IntegrityReport {
   readonly tampered: ReadonlyMap<string, readonly string[]>;
   /** Intact tables and the stamp of their generated policies. */
   readonly stamps: ReadonlyMap<string, string>;
+  /**
+   * Tables where the request role's privileges differ from what reconcile granted, with what was
+   * found (only when the expected privileges were given). Reconciling tells a change by hand from a
+   * change of the policies, which another process may have applied already.
+   */
+  readonly privileges: ReadonlyMap<string, readonly string[]>;
 }
 
 const INTEGRITY_SQL = `
@@ -65,12 +73,64 @@ function findings(facts: TableFacts, names: readonly string[]): string[] {
   return found;
 }
 
-/** Reads what the database holds for the generated RLS of `tables` (tables no longer there are skipped). */
+// The columns the request role may SELECT (through any grant: its own, PUBLIC's, a role's it
+// belongs to) and whether it may INSERT, UPDATE and DELETE, per table.
+const PRIVILEGES_SQL = `
+SELECT c.relname AS table_name,
+       has_table_privilege($1, c.oid, 'INSERT') AND has_table_privilege($1, c.oid, 'UPDATE')
+         AND has_table_privilege($1, c.oid, 'DELETE') AS writable,
+       coalesce(jsonb_agg(a.attname::text ORDER BY a.attnum)
+         FILTER (WHERE has_column_privilege($1, c.oid, a.attnum, 'SELECT')), '[]') AS readable,
+       coalesce(jsonb_agg(a.attname::text ORDER BY a.attnum), '[]') AS columns
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
+GROUP BY c.oid, c.relname`;
+
+/** What the request role's privileges should be: its name, and per table the columns it may not read. */
+export interface ExpectedPrivileges {
+  readonly role: string;
+  readonly withheld: ReadonlyMap<string, readonly string[]>;
+}
+
+const textList = (value: unknown): readonly string[] =>
+  Array.isArray(value) ? value.map((v) => String(v)) : [];
+
+/** Per table, what differs between the request role's privileges and those reconcile granted. */
+async function privilegeFindings(
+  session: DbSession,
+  expected: ExpectedPrivileges,
+): Promise<Map<string, string[]>> {
+  const { rows } = await session.query({ text: PRIVILEGES_SQL, values: [expected.role] });
+  const found = new Map<string, string[]>();
+  for (const r of rows) {
+    const table = String(r['table_name']);
+    const withheld = expected.withheld.get(table);
+    if (withheld === undefined) continue;
+    const readable = new Set(textList(r['readable']));
+    const here: string[] = [];
+    const exposed = withheld.filter((c) => readable.has(c));
+    if (exposed.length > 0) here.push(`the request role may read withheld column ${exposed.join(', ')}`);
+    const lost = textList(r['columns']).filter((c) => !readable.has(c) && !withheld.includes(c));
+    if (lost.length > 0) here.push(`the request role may not read column ${lost.join(', ')}`);
+    if (r['writable'] !== true) here.push('the request role lost INSERT, UPDATE or DELETE');
+    if (here.length > 0) found.set(table, here);
+  }
+  return found;
+}
+
+/**
+ * Reads what the database holds for the generated RLS of `tables` (tables no longer there are
+ * skipped), and, given what reconcile granted, the request role's privileges on them.
+ */
 export async function readRlsIntegrity(
   session: DbSession,
   tables: Iterable<string>,
+  privileges?: ExpectedPrivileges,
 ): Promise<IntegrityReport> {
   const { rows } = await session.query({ text: INTEGRITY_SQL, values: [] });
+  const granted =
+    privileges === undefined ? new Map<string, string[]>() : await privilegeFindings(session, privileges);
   const facts = new Map<string, TableFacts>();
   for (const r of rows) {
     const table = String(r['table_name']);
@@ -88,18 +148,20 @@ export async function readRlsIntegrity(
   for (const table of tables) {
     const t = facts.get(table);
     if (t === undefined) continue;
-    const names = rlsPolicyNames(table);
-    const found = findings(t, names);
+    const policyNames = rlsPolicyNames(table);
+    const found = findings(t, policyNames);
     if (found.length > 0) {
       tampered.set(table, found);
       continue;
     }
     const generated = new Map<string, GeneratedPolicy>();
     for (const [name, policy] of t.policies) if (policy !== null) generated.set(name, policy);
-    const stamp = policyStamp(generated, names);
+    const stamp = policyStamp(generated, policyNames);
     if (stamp !== undefined) stamps.set(table, stamp);
   }
-  return { tampered, stamps };
+  const privilegesFound = new Map<string, readonly string[]>();
+  for (const [table, found] of granted) if (facts.has(table)) privilegesFound.set(table, found);
+  return { tampered, stamps, privileges: privilegesFound };
 }
 
 /**
@@ -136,13 +198,24 @@ END
 `;
 
 // ALTER TABLE covers ENABLE/DISABLE/FORCE/NO FORCE ROW LEVEL SECURITY and ownership; COMMENT covers
-// the generated comment; DROP OWNED may drop or rewrite policies of the roles it names. (REASSIGN
-// OWNED fires no event trigger; it changes owners, not policies, and a request role made owner is
-// refused by every request's own check.)
-const TAGS = ['CREATE POLICY', 'ALTER POLICY', 'DROP POLICY', 'ALTER TABLE', 'COMMENT', 'DROP OWNED'];
+// the generated comment; DROP OWNED may drop or rewrite policies of the roles it names; GRANT and
+// REVOKE on tables and columns change what the request role may read. (REASSIGN OWNED and GRANT or
+// REVOKE of a role fire no event trigger — roles are shared objects: the backstop check sees them;
+// a request role made owner is refused by every request's own check.)
+export const TAMPER_TAGS: readonly string[] = [
+  'CREATE POLICY',
+  'ALTER POLICY',
+  'DROP POLICY',
+  'ALTER TABLE',
+  'COMMENT',
+  'DROP OWNED',
+  'GRANT',
+  'REVOKE',
+];
 
 const TRIGGER_FACTS_SQL = `
-SELECT r.rolsuper AS superuser, t.evtenabled AS enabled, f.prosrc AS source, current_schema() AS schema
+SELECT r.rolsuper AS superuser, t.evtenabled AS enabled, to_jsonb(t.evttags) AS tags,
+       f.prosrc AS source, current_schema() AS schema
 FROM pg_catalog.pg_roles r
 LEFT JOIN pg_catalog.pg_event_trigger t ON t.evtname = $1
 LEFT JOIN pg_catalog.pg_proc f
@@ -170,10 +243,19 @@ export async function installTamperTrigger(adapter: DbAdapter): Promise<TamperDe
     if (enabled === 'D' || enabled === 'R') {
       return { mode: 'periodic check', reason: `event trigger ${TAMPER_TRIGGER} is disabled` };
     }
+    const present = enabled !== undefined && enabled !== null;
+    // A trigger created by an earlier version may not fire on every tag checked now.
+    const tags = new Set(textList(facts?.['tags']));
+    const complete = present && TAMPER_TAGS.every((t) => tags.has(t));
     if (facts?.['superuser'] !== true) {
-      return enabled === undefined || enabled === null
-        ? { mode: 'periodic check', reason: 'the login role may not create an event trigger' }
-        : { mode: 'event trigger', reason: `event trigger ${TAMPER_TRIGGER} is in place` };
+      if (!present)
+        return { mode: 'periodic check', reason: 'the login role may not create an event trigger' };
+      return complete
+        ? { mode: 'event trigger', reason: `event trigger ${TAMPER_TRIGGER} is in place` }
+        : {
+            mode: 'periodic check',
+            reason: `event trigger ${TAMPER_TRIGGER} does not fire on ${TAMPER_TAGS.filter((t) => !tags.has(t)).join(', ')} and the login role may not re-create it`,
+          };
     }
     const fn = `${q(String(facts['schema']))}.${q(TRIGGER_FUNCTION)}()`;
     if (facts['source'] !== FUNCTION_BODY) {
@@ -182,9 +264,10 @@ export async function installTamperTrigger(adapter: DbAdapter): Promise<TamperDe
         values: [],
       });
     }
-    if (enabled === undefined || enabled === null) {
+    if (present && !complete) await tx.query({ text: `DROP EVENT TRIGGER ${q(TAMPER_TRIGGER)}`, values: [] });
+    if (!complete) {
       await tx.query({
-        text: `CREATE EVENT TRIGGER ${q(TAMPER_TRIGGER)} ON ddl_command_end WHEN TAG IN (${TAGS.map((t) => postgresLiteral(t)).join(', ')}) EXECUTE FUNCTION ${fn}`,
+        text: `CREATE EVENT TRIGGER ${q(TAMPER_TRIGGER)} ON ddl_command_end WHEN TAG IN (${TAMPER_TAGS.map((t) => postgresLiteral(t)).join(', ')}) EXECUTE FUNCTION ${fn}`,
         values: [],
       });
     }
