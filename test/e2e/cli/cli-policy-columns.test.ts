@@ -1,7 +1,7 @@
 // `--columns` of `rest auth policy add|edit` and the columns of `auth policy list` on every
 // database: stored as written (`*` as NULL), validated like the expression (caret under the error,
-// exit 2, nothing written), and a database set up by the previous version upgraded by the first
-// command that writes a policy.
+// exit 2, nothing written), a database set up by the previous version upgraded by the first
+// command that writes a policy, and the column grants `policy compile` prints for a withheld column.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_KINDS, isAvailable } from '../../support/databases.js';
@@ -225,6 +225,41 @@ describe.each(ALL_KINDS)('%s', (kind) => {
       await t.rest(['auth', 'policy', 'edit', String(id), '--columns', 'id']);
       await t.rest(['auth', 'policy', 'edit', String(id), '--description', 'renamed']);
       expect(await storedColumns(id)).toBe('id');
+    });
+
+    it('policy compile prints the column grants of a table whose column rules withhold a column', async () => {
+      await t.adapter.exec('CREATE TABLE notes (id integer PRIMARY KEY, user_id integer, body varchar(100))');
+      const ids: string[] = [];
+      try {
+        for (const action of ['read', 'read_mine']) {
+          const r = await t.rest([
+            'auth',
+            'policy',
+            'add',
+            'notes',
+            action,
+            'user_id = auth_user.id',
+            'no bodies',
+            '--columns',
+            'id, user_id',
+            '--json',
+          ]);
+          expect(r.code, r.stderr).toBe(0);
+          ids.push(String((JSON.parse(r.stdout) as { id: number }).id));
+        }
+        const compiled = await t.rest(['policy', 'compile', '--table', 'notes', '--role', 'app_user']);
+        expect(compiled.code, compiled.stderr).toBe(0);
+        expect(compiled.stdout).toContain(
+          '-- table "notes"\nREVOKE ALL ON "notes" FROM "app_user";\n' +
+            'GRANT SELECT ("id", "user_id"), INSERT, UPDATE, DELETE ON "notes" TO "app_user";\n' +
+            'ALTER TABLE "notes" ENABLE ROW LEVEL SECURITY;\n',
+        );
+      } finally {
+        for (const id of ids) await t.rest(['auth', 'policy', 'remove', id]);
+      }
+      // Without the rules the table keeps its table-wide grant: no column grant is printed.
+      const plain = await t.rest(['policy', 'compile', '--table', 'notes', '--role', 'app_user']);
+      expect(plain.stdout).not.toContain('GRANT SELECT (');
     });
   });
 });
