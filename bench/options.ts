@@ -24,6 +24,11 @@ export interface BenchOptions {
    */
   readonly sessions: boolean;
   /**
+   * The column-rule read (bench/column-rules.ts): the owner read on a table with a masked and a
+   * hidden column, timed beside the plain owner read on every rest contender; false = not run.
+   */
+  readonly columns: boolean;
+  /**
    * The `/rest/v1` lanes: the owner read (and with `Prefer: count=exact`) through the PostgREST
    * dialect beside the seed read, and its single-row POST beside the seed POST, on every rest
    * contender; false = not run.
@@ -125,6 +130,7 @@ const USAGE = `usage: npm run bench -- [--smoke] [--pg-url <url>] [--rounds <n>]
        [--connections <n>] [--out <dir>] [--rest-cli <path>]
        [--team on|off]   (the team membership read workload; default on, off with --smoke)
        [--sessions on|off]   (the read with session tokens; default on, off with --smoke)
+       [--columns on|off]   (the owner read on a table with a masked and a hidden column; default on)
        [--pgrst on|off]   (the /rest/v1 read, counted read and POST beside the seed dialect's; default on)
        [--pooler on|off] [--pgbouncer-url <url>]   (both PostgreSQL paths through PgBouncer; default on, off with --smoke)
        [--hostile on|off] [--mysql-url <url>|off]   (failing, abandoned and crowding requests; default on, off with --smoke)
@@ -179,6 +185,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
       'rest-cli': { type: 'string' },
       team: { type: 'string' },
       sessions: { type: 'string' },
+      columns: { type: 'string' },
       pgrst: { type: 'string' },
       pooler: { type: 'string' },
       'pgbouncer-url': { type: 'string' },
@@ -197,6 +204,9 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const sessions = values.sessions ?? (smoke ? 'off' : 'on');
   if (sessions !== 'on' && sessions !== 'off')
     throw new Error(`--sessions must be on or off, got ${JSON.stringify(sessions)}\n${USAGE}`);
+  const columns = values.columns ?? 'on';
+  if (columns !== 'on' && columns !== 'off')
+    throw new Error(`--columns must be on or off, got ${JSON.stringify(columns)}\n${USAGE}`);
   const pgrst = values.pgrst ?? 'on';
   if (pgrst !== 'on' && pgrst !== 'off')
     throw new Error(`--pgrst must be on or off, got ${JSON.stringify(pgrst)}\n${USAGE}`);
@@ -239,6 +249,7 @@ export function parseBenchOptions(argv: readonly string[], env: NodeJS.ProcessEn
     data: smoke ? SMOKE_DATA : FULL_DATA,
     team: team === 'off' ? undefined : smoke ? SMOKE_TEAM : FULL_TEAM,
     sessions: sessions === 'on',
+    columns: columns === 'on',
     pgrst: pgrst === 'on',
     pooler: onOff('pooler', values.pooler),
     bouncerUrl: values['pgbouncer-url'] ?? env['REST_TEST_PGBOUNCER_URL'] ?? DEFAULT_PGBOUNCER_URL,

@@ -13,6 +13,7 @@ import type {
   TeamReport,
 } from './report-model.js';
 import { timesText } from './report-model.js';
+import { columnRuleSection } from './report-column-rules.js';
 import { pgrstSection } from './report-pgrst.js';
 import { policyTestSection } from './report-policy-test.js';
 import { hostileSection, poolerSection } from './report-production.js';
@@ -326,6 +327,8 @@ ${teamSection(report.team, c.rounds, report.read)}
 
 ${sessionSection(report.sessions ?? null, c.rounds, report.read)}
 
+${columnRuleSection(report.columnRules, report.read)}
+
 ## Writes: POST a row + PUT one of the caller's rows by key, 1:1
 
 ${scenarioTable(report.write, false, rssOf)}
@@ -396,7 +399,7 @@ writes to a temporary directory, leaves the team membership read and the session
 of requests instead of seconds (a round after ${SMOKE_REQUESTS.round} requests, its warm-up after a quarter of that, the login window after
 ${SMOKE_REQUESTS.login} logins). Options: \`--pg-url\`, \`--rounds\`, \`--write-rounds\`, \`--duration <s>\` or \`--requests <n>\`, \`--warmup <s>\` or
 \`--warmup-requests <n>\`, \`--connections\`, \`--login-duration <s>\` or \`--login-requests <n>\`, \`--out <dir>\`, \`--team on|off\`,
-\`--sessions on|off\`, \`--pgrst on|off\`, \`--pooler on|off\`, \`--hostile on|off\`, \`--policy-test on|off\`.
+\`--sessions on|off\`, \`--columns on|off\`, \`--pgrst on|off\`, \`--pooler on|off\`, \`--hostile on|off\`, \`--policy-test on|off\`.
 
 ${startupSection(report.startup)}
 

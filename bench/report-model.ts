@@ -4,6 +4,7 @@
 import type { HostileReport } from './hostile.js';
 import type { PoolerReport } from './pooler.js';
 import type { PolicyTestReport } from './policy-test-lane.js';
+import type { ColumnRuleReport } from './report-column-rules.js';
 import type { StartupReport } from './startup.js';
 
 export const CONTENDER_IDS = ['baseline', 'rest-pg-portable', 'rest-pg-rls', 'rest-sqlite'] as const;
@@ -218,6 +219,8 @@ export interface BenchReport {
   readonly team: TeamReport | null;
   /** The session read; null when it was not run (`--sessions off`, smoke default). Absent in older reports. */
   readonly sessions?: SessionReport | null;
+  /** The column-rule read; null when not run (`--columns off`). Absent in older reports. */
+  readonly columnRules?: ColumnRuleReport | null;
   /** The `/rest/v1` lanes; null when not run (`--pgrst off`). Absent in older reports. */
   readonly pgrst?: PgrstReport | null;
   /** Round trips per write action on the PostgreSQL contenders that write. Absent in older reports. */

@@ -74,7 +74,14 @@ import {
   takenUserIdsSqlite,
   type SessionUser,
 } from './sessions.js';
+import {
+  COLUMN_RULE_POLICIES,
+  COLUMN_RULE_READ_PATH,
+  createColumnRuleTable,
+  probeColumnRuleReads,
+} from './column-rules.js';
 import { measurePolicyTest, type PolicyTestReport } from './policy-test-lane.js';
+import { COLUMN_RULE_CONTENDERS, columnRuleTargets, type ColumnRuleReport } from './report-column-rules.js';
 import { policyTestTable, policyTestTargets } from './report-policy-test.js';
 import { measureStartup } from './startup.js';
 import { HOSTILE_FULL, HOSTILE_SMOKE, hostileTable, measureHostile, type HostileReport } from './hostile.js';
@@ -132,6 +139,8 @@ interface ContenderState {
   teamFailure: string | undefined;
   /** The session read: undefined while it may run (rest contenders, --sessions on). */
   sessionFailure: string | undefined;
+  /** The column-rule read: undefined while it may run (rest contenders, --columns on). */
+  columnFailure: string | undefined;
   /** What the session probes showed (how soon a revoked session was refused). */
   sessionProbe: Measured<string>;
   /** The `/rest/v1` lanes and the seed POST they are compared with: undefined while each may run. */
@@ -143,6 +152,7 @@ interface ContenderState {
   readonly writeRounds: RoundSample[];
   readonly teamRounds: RoundSample[];
   readonly sessionRounds: RoundSample[];
+  readonly columnRounds: RoundSample[];
   readonly pgrstReadRounds: RoundSample[];
   readonly pgrstCountRounds: RoundSample[];
   readonly seedCreateRounds: RoundSample[];
@@ -152,6 +162,7 @@ interface ContenderState {
     write: Measured<RoundTrips> | null;
     team: Measured<RoundTrips> | null;
     session: Measured<RoundTrips> | null;
+    columns: Measured<RoundTrips> | null;
     pgrstRead: Measured<RoundTrips> | null;
     pgrstCount: Measured<RoundTrips> | null;
     pgrstCreate: Measured<RoundTrips> | null;
@@ -232,11 +243,15 @@ async function setupAuth(c: ContenderState): Promise<boolean> {
   return false;
 }
 
-/** The README's team pattern through `POST /auth_policies` as an admin, validated like any policy. */
-async function addTeamPolicies(c: ContenderState, adminToken: string): Promise<string | undefined> {
+/** Policies (the README's team pattern, the column rules) through `POST /auth_policies` as an admin, validated like any policy. */
+async function addPolicies(
+  c: ContenderState,
+  adminToken: string,
+  policies: readonly { readonly table_name: string; readonly action: string }[],
+): Promise<string | undefined> {
   if (!isUsable(c)) return `${c.spec.label} is not running`;
   try {
-    for (const policy of TEAM_POLICIES) {
+    for (const policy of policies) {
       const answer = await send(c.server.baseUrl, {
         method: 'POST',
         path: '/auth_policies',
@@ -365,7 +380,15 @@ function progressLine(
 interface Lane {
   /** Shown in the progress lines: `[read]`, `[write]`, `[team]`, `[session]`, `[pgrst read]`, …. */
   readonly tag:
-    'read' | 'write' | 'team' | 'session' | 'pgrst read' | 'pgrst count' | 'create' | 'pgrst create';
+    | 'read'
+    | 'write'
+    | 'team'
+    | 'session'
+    | 'columns'
+    | 'pgrst read'
+    | 'pgrst count'
+    | 'create'
+    | 'pgrst create';
   readonly c: ContenderState;
   readonly requests: readonly LoadRequest[];
   readonly samples: RoundSample[];
@@ -374,6 +397,7 @@ interface Lane {
     | 'writeFailure'
     | 'teamFailure'
     | 'sessionFailure'
+    | 'columnFailure'
     | 'pgrstReadFailure'
     | 'pgrstCountFailure'
     | 'seedCreateFailure'
@@ -925,6 +949,12 @@ async function main(): Promise<number> {
         ? undefined
         : 'the session read runs on the rest contenders only',
     sessionProbe: { ok: false, reason: 'not probed' },
+    columnFailure: !options.columns
+      ? 'the column-rule read is off (--columns off)'
+      : COLUMN_RULE_CONTENDERS.includes(spec.id)
+        ? undefined
+        : 'the column-rule read runs on the rest contenders only',
+    columnRounds: [],
     ...((): Pick<
       ContenderState,
       'pgrstReadFailure' | 'pgrstCountFailure' | 'seedCreateFailure' | 'pgrstCreateFailure'
@@ -952,6 +982,7 @@ async function main(): Promise<number> {
       write: null,
       team: null,
       session: null,
+      columns: null,
       pgrstRead: null,
       pgrstCount: null,
       pgrstCreate: null,
@@ -995,6 +1026,20 @@ async function main(): Promise<number> {
         `data: team_items ${fmt(teamData.shape.rows)} rows over ${fmt(teamData.shape.teams)} teams, ` +
           `${fmt(teamData.shape.users)} users in ${fmt(teamData.memberships)} memberships (PostgreSQL, in ${fmt(teamData.loadMillis)} ms)`,
       );
+    }
+    const columnLanes = states.filter((c) => c.columnFailure === undefined);
+    const failColumns = (c: ContenderState, reason: string): void => {
+      if (c.columnFailure !== undefined) return;
+      c.columnFailure = reason;
+      log(`FAILED   [columns] ${c.spec.label}: ${reason}`);
+    };
+    if (columnLanes.length > 0) {
+      // Before the servers start: each finds the table when it reads the schema.
+      try {
+        await createColumnRuleTable(generated.pgUrl, generated.sqliteFile);
+      } catch (e) {
+        for (const c of columnLanes) failColumns(c, `creating the column-rule table: ${errorText(e)}`);
+      }
     }
     const machine = await machineInfo(generated.pgUrl);
 
@@ -1055,18 +1100,32 @@ async function main(): Promise<number> {
     // The team policies too, before the native server starts and reads them.
     let teamPoliciesAdded = false;
     if (pgSetupDone && teamLanes.length > 0) {
-      const failed = await addTeamPolicies(portable, adminToken);
+      const failed = await addPolicies(portable, adminToken, TEAM_POLICIES);
       if (failed === undefined) teamPoliciesAdded = true;
       else failTeam(failed);
     }
+    // The column rules likewise, in each database: PostgreSQL through the portable server.
+    const addColumnRules = async (through: ContenderState, db: 'postgres' | 'sqlite'): Promise<void> => {
+      const lanes = columnLanes.filter((c) => c.spec.database === db && c.columnFailure === undefined);
+      if (lanes.length === 0) return;
+      const failed = await addPolicies(through, adminToken, COLUMN_RULE_POLICIES);
+      if (failed !== undefined) for (const c of lanes) failColumns(c, failed);
+    };
+    if (pgSetupDone) await addColumnRules(portable, 'postgres');
+    if (sqliteSetupDone) await addColumnRules(sqlite, 'sqlite');
     if (native.failure === undefined) await startContender(native, generated.pgUrl, options, cleanup);
     const nativeSetupDone = !pgSetupDone && (await setupAuth(native));
     if (nativeSetupDone && teamLanes.length > 0) {
-      const failed = await addTeamPolicies(native, adminToken);
+      const failed = await addPolicies(native, adminToken, TEAM_POLICIES);
       if (failed === undefined) teamPoliciesAdded = true;
       else failTeam(failed);
     }
+    if (nativeSetupDone) await addColumnRules(native, 'postgres');
     if (!teamPoliciesAdded) failTeam('the team policies were not written: auth setup failed');
+    for (const c of columnLanes) {
+      const setUp = c.spec.database === 'sqlite' ? sqliteSetupDone : pgSetupDone || nativeSetupDone;
+      if (!setUp) failColumns(c, 'the column rules were not written: auth setup failed');
+    }
 
     // The session read's built-in users, written after setup and before a registration takes their ids.
     const failSession = (c: ContenderState, reason: string): void => {
@@ -1084,6 +1143,8 @@ async function main(): Promise<number> {
       failSession,
     );
     const sessionReads = readRequests(sessionData?.tokens ?? [], seededRandom(23));
+    // The owner read's users in the owner read's order, on the table with column rules.
+    const columnReads = readRequests(tokens, seededRandom(11), COLUMN_RULE_READ_PATH);
     const registerFailure = isUsable(portable)
       ? await registerUsers(portable.server.baseUrl, loginUsers, adminToken)
       : undefined;
@@ -1145,6 +1206,11 @@ async function main(): Promise<number> {
         if (s.ok) log(`probe ok ${c.spec.label}: ${s.value.checks} session read checks`);
         else failSession(c, s.reason);
       }
+      if (c.columnFailure === undefined) {
+        const p = await probeColumnRuleReads(c.server.baseUrl, probeUsers);
+        if (p.ok) log(`probe ok ${c.spec.label}: ${p.value.checks} column-rule read checks`);
+        else failColumns(c, p.reason);
+      }
       if (c.teamFailure === undefined && teamData !== undefined) {
         const teamProbeUsers = [1, Math.ceil(teamData.shape.users / 2), teamData.shape.users].map(
           (userId) => teamTokens[userId - 1] ?? { userId, token: '' },
@@ -1179,6 +1245,7 @@ async function main(): Promise<number> {
           ...(c.sessionFailure === undefined
             ? [{ name: 'session', requests: sessionReads, warmup: sessionReads.length }]
             : []),
+          ...(c.columnFailure === undefined ? [{ name: 'columns', requests: columnReads }] : []),
           ...(c.pgrstReadFailure === undefined ? [{ name: 'pgrst read', requests: pgrstReads }] : []),
           ...(c.pgrstCountFailure === undefined ? [{ name: 'pgrst count', requests: pgrstCounts }] : []),
           ...(c.pgrstCreateFailure === undefined && c.spec.writes
@@ -1197,6 +1264,7 @@ async function main(): Promise<number> {
           write: trips.get('write') ?? null,
           team: trips.get('team') ?? null,
           session: trips.get('session') ?? null,
+          columns: trips.get('columns') ?? null,
           pgrstRead: trips.get('pgrst read') ?? null,
           pgrstCount: trips.get('pgrst count') ?? null,
           pgrstCreate: trips.get('pgrst create') ?? null,
@@ -1219,7 +1287,8 @@ async function main(): Promise<number> {
               : `; session read ${show(c.roundTrips.session)}` +
                 (c.roundTrips.session.ok && c.roundTrips.session.value.firstPass !== undefined
                   ? ` (${c.roundTrips.session.value.firstPass.flightsPerRequest.toFixed(2)} on each user's first request)`
-                  : '')),
+                  : '')) +
+            (c.roundTrips.columns === null ? '' : `; column-rule read ${show(c.roundTrips.columns)}`),
         );
         const { pgrstRead, pgrstCount, pgrstCreate } = c.roundTrips;
         if (pgrstRead !== null || pgrstCount !== null || pgrstCreate !== null) {
@@ -1273,6 +1342,21 @@ async function main(): Promise<number> {
               vs: (thisRound) => ({ sample: sampleOf(thisRound, c, 'read'), name: 'external-token read' }),
             },
           ];
+    // The column-rule read of a contender beside its plain owner read, in the same group.
+    const columnLaneOf = (c: ContenderState): Lane[] =>
+      c.columnFailure !== undefined
+        ? []
+        : [
+            {
+              tag: 'columns',
+              c,
+              requests: columnReads,
+              samples: c.columnRounds,
+              failureKey: 'columnFailure',
+              alternate: true,
+              vs: (thisRound) => ({ sample: sampleOf(thisRound, c, 'read'), name: 'plain read' }),
+            },
+          ];
     // The `/rest/v1` reads of a contender beside its seed read, in the same group as the session read.
     const pgrstReadLaneOf = (c: ContenderState, tag: 'pgrst read' | 'pgrst count'): Lane[] => {
       const failureKey = tag === 'pgrst read' ? 'pgrstReadFailure' : 'pgrstCountFailure';
@@ -1295,6 +1379,7 @@ async function main(): Promise<number> {
           l,
           ...pgrstReadLaneOf(l.c, 'pgrst read'),
           ...sessionLaneOf(l.c),
+          ...columnLaneOf(l.c),
           ...pgrstReadLaneOf(l.c, 'pgrst count'),
         ]),
         ...teamReadLanes,
@@ -1396,6 +1481,16 @@ async function main(): Promise<number> {
             return vsOwnerRow(c, c.sessionRounds, c.sessionFailure, c.roundTrips.session);
           }),
         };
+    const columnRules: ColumnRuleReport | null = !options.columns
+      ? null
+      : {
+          path: COLUMN_RULE_READ_PATH,
+          policies: COLUMN_RULE_POLICIES.map(({ expression, columns }) => ({ expression, columns })),
+          read: COLUMN_RULE_CONTENDERS.map((id) => {
+            const c = stateOf(id);
+            return vsOwnerRow(c, c.columnRounds, c.columnFailure, c.roundTrips.columns);
+          }),
+        };
     const notRunPgrst = 'the /rest/v1 lanes are off (--pgrst off)';
     const pgrst: PgrstReport | null = !options.pgrst
       ? null
@@ -1481,10 +1576,12 @@ async function main(): Promise<number> {
       login,
       team,
       sessions,
+      columnRules,
       pgrst,
       tripsByAction,
       targets: [
         ...evaluateTargets(read, contenders, login, team, undefined, sessions),
+        ...columnRuleTargets(read, columnRules),
         ...pgrstTargets(read, pgrst, notRunPgrst),
         ...actionTripTargets(tripsByAction),
         ...startupTargets(startup),
