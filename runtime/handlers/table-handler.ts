@@ -417,8 +417,8 @@ async function create(
 
 // ---------------------------------------------------------------------------------------------
 // Upsert (docs/postgrest.md): one transaction, row by row. A row meets an existing one when a row
-// with its conflict values is visible to the caller's update policy (merge) or read policy
-// (ignore); a merged row is updated under the update policy, an ignored one kept as it is. Every
+// with its conflict values, as the caller reads them (a masked value is null), is visible to the
+// caller's update policy (merge) or read policy (ignore); a merged row is updated under the update policy, an ignored one kept as it is. Every
 // other row is inserted under the create policy, like any POST (a row the caller cannot see
 // that holds the same key makes that insert a unique violation). Both paths decide the same way:
 // natively, each step runs with `rest.action` set to its own action.
@@ -453,10 +453,13 @@ function meetingCtx(ctx: Ctx, action: 'update' | 'read', authorization: Authoriz
 const shapeFor = (ctx: Ctx, columns: readonly ColumnInfo[], keys?: readonly string[]): StoredShape =>
   storedShape(ctx.table, writePolicy(ctx, keys), columns, false);
 
-/** ` WHERE` on `row`'s conflict values, and the policy predicate of `side` where it has one. */
+/**
+ * ` WHERE` on `row`'s conflict values as the caller reads them (masked where a column rule masks
+ * them), and the policy predicate of `side` where it has one.
+ */
 function meetWhere(side: Ctx, conflict: readonly ColumnInfo[], row: WriteRow): SqlFragment {
   const { dialect } = side.deps;
-  const base = conflictWhere(side.table, conflict, row, dialect);
+  const base = conflictWhere(side.table, conflict, row, dialect, readColumns(side)?.masks);
   if (side.predicate === undefined) return base;
   return new SqlBuilder(dialect)
     .appendFragment(base)

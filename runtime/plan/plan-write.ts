@@ -10,7 +10,7 @@ import type { WriteRow } from '../enforce/authorizer.js';
 import { driverValue } from './bind.js';
 import { checkDeclaredLength, coerceBodyValue } from './coerce-value.js';
 import { columnOf, freeAlias } from './columns.js';
-import type { Masks } from './masked-columns.js';
+import { columnBuilder, type Masks } from './masked-columns.js';
 import { appendColumnList } from './plan-read.js';
 
 /** A body object → column values validated against their types (unknown column → 400). */
@@ -228,14 +228,19 @@ export function lockedRowsStatement(
   return b.append(' FROM ').appendIdent(table.name).appendFragment(where).append(dialect.forUpdate).build();
 }
 
-/** ` WHERE` on the values `row` has for `columns` (an upsert's conflict target): equal, never NULL. */
+/**
+ * ` WHERE` on the values `row` has for `columns` (an upsert's conflict target): equal, never NULL.
+ * A masked column is compared as its masked value (plan/masked-columns.ts), as a filter is, so a
+ * row whose value the caller may not read never meets, whatever it holds.
+ */
 export function conflictWhere(
   table: TableInfo,
   columns: readonly ColumnInfo[],
   row: WriteRow,
   dialect: Dialect,
+  masks?: Masks,
 ): SqlFragment {
-  const b = new SqlBuilder(dialect).append(' WHERE ');
+  const b = columnBuilder(dialect, masks).append(' WHERE ');
   columns.forEach((column, i) => {
     if (i > 0) b.append(' AND ');
     b.appendIdent(column.name)

@@ -19,13 +19,13 @@ import {
 
 const DDL: Readonly<Record<DialectName, readonly string[]>> = {
   postgres: [
-    'CREATE TABLE people (id serial PRIMARY KEY, user_id integer, name varchar(40), email varchar(40), note varchar(40), internal varchar(40))',
+    'CREATE TABLE people (id serial PRIMARY KEY, user_id integer, name varchar(40), email varchar(40) UNIQUE, note varchar(40), internal varchar(40))',
   ],
   mysql: [
-    'CREATE TABLE people (id int AUTO_INCREMENT PRIMARY KEY, user_id int, name varchar(40), email varchar(40), note varchar(40), internal varchar(40))',
+    'CREATE TABLE people (id int AUTO_INCREMENT PRIMARY KEY, user_id int, name varchar(40), email varchar(40) UNIQUE, note varchar(40), internal varchar(40))',
   ],
   sqlite: [
-    'CREATE TABLE people (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INTEGER, name varchar(40), email varchar(40), note varchar(40), internal varchar(40))',
+    'CREATE TABLE people (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INTEGER, name varchar(40), email varchar(40) UNIQUE, note varchar(40), internal varchar(40))',
   ],
 };
 
@@ -246,6 +246,47 @@ forEachAuthDatabase(
         { id: 1, user_id: c.alice.id, name: 'merged', email: 'alice@example.com' },
       ]);
       expectStatus(await c.http.get('/people?select=note', c.alice.auth), 403, 'hidden_column');
+    });
+
+    it('meets an upsert on a masked conflict column only where the caller reads the value', async () => {
+      const c = ctx();
+      const upsert = (resolution: 'merge' | 'ignore', body: unknown, onConflict = 'email') =>
+        c.http.post(
+          `/rest/v1/people?on_conflict=${onConflict}`,
+          body,
+          as(c, 'alice', `resolution=${resolution}-duplicates,return=representation`),
+        );
+      const before = await stored();
+      // Bob's email is masked for alice, though her update and read policies show his row: it is
+      // not met, so the upsert inserts, and the unique key refuses it as it refuses a POST.
+      expectRefused(
+        await upsert('merge', [{ email: 'bob@example.com', name: 'found' }]),
+        403,
+        'policy_check_failed',
+      );
+      expectRefused(
+        await upsert('ignore', [{ email: 'bob@example.com', name: 'found' }]),
+        409,
+        'unique_violation',
+      );
+      expectRefused(
+        await c.http.post('/rest/v1/people', [{ email: 'bob@example.com', name: 'found' }], as(c, 'alice')),
+        409,
+        'unique_violation',
+      );
+      expect(await stored()).toEqual(before);
+      // Her own email she reads: met and merged, or left as it is.
+      const merged = await upsert('merge', [{ email: 'alice@example.com', name: 'merged' }]);
+      expect(merged.status, merged.text).toBe(201);
+      expect(merged.json).toEqual([
+        { id: 1, user_id: c.alice.id, name: 'merged', email: 'alice@example.com' },
+      ]);
+      const ignored = await upsert('ignore', [{ email: 'alice@example.com', name: 'ignored' }]);
+      expect(ignored.status, ignored.text).toBe(201);
+      expect(ignored.json).toEqual([]);
+      // A hidden conflict column is refused by name.
+      expectRefused(await upsert('merge', [{ id: 2, name: 'x' }], 'note'), 403, 'hidden_column');
+      expect((await stored()).map((r) => r['name'])).toEqual(['merged', 'bob']);
     });
 
     it('withholds a column no request reads from the native request role', async () => {
