@@ -1,5 +1,8 @@
 // The console's one door to the server: the same HTTP API as any client, with the admin's token
-// held in this module's memory only (never localStorage or a cookie: a reload logs out).
+// held in this module's memory only (never localStorage or a cookie: a reload logs out). The
+// console API's shapes are the server's own (runtime/console/console-types.ts, types only).
+
+import type { Action } from '../runtime/console/console-types.js';
 
 export interface ApiError {
   readonly code: string;
@@ -37,45 +40,31 @@ export function errorOf(reply: Reply): ApiError {
   return body?.error ?? { code: 'http_error', message: `the server answered ${reply.status}` };
 }
 
-export type Caller =
-  | { readonly kind: 'anonymous' }
-  | { readonly kind: 'admin' }
-  | { readonly kind: 'user'; readonly ref: string }
-  | { readonly kind: 'claims'; readonly claims: Readonly<Record<string, unknown>> };
+export type {
+  Action,
+  Caller,
+  ColumnCondition,
+  ColumnsExplanation,
+  ExplainBody,
+  Matrix,
+  MatrixCell,
+  MatrixTable,
+  PolicyEscalation as Escalation,
+  ReadColumns,
+  TestBody,
+  TryAnswer,
+  TryBody,
+  WriteColumns,
+} from '../runtime/console/console-types.js';
 
-export const ACTIONS = ['read', 'create', 'update', 'delete', 'read_mine'] as const;
-export type Action = (typeof ACTIONS)[number];
-
-export interface MatrixCell {
-  readonly decision: 'allow' | 'deny' | 'filter';
-  readonly status?: 401 | 403;
-  readonly policies: readonly number[];
-  readonly level: string;
-}
-
-export interface MatrixTable {
-  readonly table: string;
-  readonly key: readonly string[];
-  readonly columns: readonly string[];
-  readonly cells: Readonly<Record<Action, MatrixCell>>;
-}
-
-export interface Escalation {
-  readonly table: string;
-  readonly action: string;
-  readonly policy_id: number;
-  readonly relation_policy_id: number;
-  readonly relation_table: string;
-  readonly message: string;
-}
-
-export interface Matrix {
-  readonly database: string;
-  readonly native_rls: boolean;
-  readonly tables: readonly MatrixTable[];
-  readonly broken: readonly { readonly id: number; readonly error: string }[];
-  readonly escalations: readonly Escalation[];
-}
+/** The actions in the order the page shows them. */
+export const ACTIONS = [
+  'read',
+  'create',
+  'update',
+  'delete',
+  'read_mine',
+] as const satisfies readonly Action[];
 
 export interface PolicyRow {
   readonly id: number;

@@ -2,8 +2,17 @@
 // chosen rows, the compiled WHERE predicate, the RLS DDL on PostgreSQL, and the row's verdict.
 
 import { useEffect, useState } from 'preact/hooks';
-import { ACTIONS, call, errorOf, type Action, type Caller } from './api.js';
+import {
+  ACTIONS,
+  call,
+  errorOf,
+  type Action,
+  type Caller,
+  type ColumnsExplanation,
+  type ExplainBody,
+} from './api.js';
 import { CallerPicker } from './caller-picker.js';
+import { ColumnsTable } from './columns-view.js';
 
 interface Candidate {
   readonly id: number;
@@ -37,7 +46,7 @@ interface Explanation {
   readonly row: { readonly verdict: string; readonly conditions: readonly RowCondition[] } | null;
   readonly warnings: readonly string[];
   readonly escalations: readonly { readonly message: string }[];
-  readonly columns?: unknown;
+  readonly columns?: ColumnsExplanation;
 }
 
 export interface ExplainRequest {
@@ -77,12 +86,13 @@ export function ExplainView(props: {
       setError(who);
       return;
     }
-    const reply = await call<Explanation>('POST', '/_/api/explain', {
+    const body: ExplainBody = {
       caller: who,
       table: t,
       action: a,
       ...(key.trim() === '' ? {} : { row: key.trim() }),
-    });
+    };
+    const reply = await call<Explanation>('POST', '/_/api/explain', body);
     if (reply.status !== 200) {
       setResult(undefined);
       setError(errorOf(reply).message);
@@ -178,7 +188,7 @@ export function ExplainView(props: {
           {result.columns === undefined ? null : (
             <>
               <h3>Columns</h3>
-              <pre>{JSON.stringify(result.columns, null, 2)}</pre>
+              <ColumnsTable columns={result.columns} />
             </>
           )}
           {result.rls_ddl === null ? null : (

@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ACTIONS, call, errorOf, type Action, type Caller, type Matrix, type MatrixCell } from './api.js';
 import { CallerPicker } from './caller-picker.js';
+import { columnsSummary } from './columns-view.js';
 
 const cellText = (cell: MatrixCell): string =>
   cell.decision === 'deny' ? `deny ${cell.status ?? ''}` : cell.decision;
@@ -79,15 +80,19 @@ export function MatrixView(props: MatrixViewProps) {
                   <th scope="row">{t.table}</th>
                   {ACTIONS.map((a) => {
                     const cell = t.cells[a];
+                    const columns =
+                      t.column_access === undefined ? undefined : columnsSummary(t.column_access, a);
+                    const label = `${t.table} ${a}: ${cellText(cell)}, ${provenance(cell)}`;
                     return (
                       <td key={a} class={`cell ${cell.decision}`}>
                         <button
                           type="button"
-                          aria-label={`${t.table} ${a}: ${cellText(cell)}, ${provenance(cell)}; explain`}
+                          aria-label={`${label}${columns === undefined ? '' : `; ${columns}`}; explain`}
                           onClick={() => props.onExplain(t.table, a, shown.caller)}
                         >
                           <span class="decision">{cellText(cell)}</span>
                           <span class="rows">{provenance(cell)}</span>
+                          {columns === undefined ? null : <span class="columns">{columns}</span>}
                         </button>
                       </td>
                     );

@@ -2,7 +2,7 @@
 // transaction that is rolled back: each case's result.
 
 import { useState } from 'preact/hooks';
-import { call, errorOf } from './api.js';
+import { call, errorOf, type TestBody } from './api.js';
 
 interface CaseResult {
   readonly name: string;
@@ -24,7 +24,8 @@ export function TestsView() {
   const [result, setResult] = useState<FileResult | undefined>();
   const [error, setError] = useState<string | undefined>();
   const run = async (): Promise<void> => {
-    const reply = await call<FileResult>('POST', '/_/api/test', { source, name });
+    const body: TestBody = { source, name };
+    const reply = await call<FileResult>('POST', '/_/api/test', body);
     if (reply.status !== 200) {
       setResult(undefined);
       setError(errorOf(reply).message);

@@ -2,16 +2,10 @@
 // the answer of a write), a write always rolled back.
 
 import { useState } from 'preact/hooks';
-import { call, errorOf, type Caller } from './api.js';
+import { call, errorOf, type Caller, type TryAnswer, type TryBody } from './api.js';
 import { CallerPicker } from './caller-picker.js';
 
-interface TryAnswer {
-  readonly status: number;
-  readonly body: unknown;
-  readonly rolled_back: boolean;
-}
-
-const METHODS = ['GET', 'POST', 'PATCH', 'DELETE'] as const;
+const METHODS = ['GET', 'POST', 'PATCH', 'DELETE'] as const satisfies readonly TryBody['method'][];
 
 export function TryView(props: { readonly tables: readonly string[] }) {
   const [caller, setCaller] = useState<Caller | string>({ kind: 'anonymous' });
@@ -35,13 +29,8 @@ export function TryView(props: { readonly tables: readonly string[] }) {
         return;
       }
     }
-    const reply = await call<TryAnswer>('POST', '/_/api/try', {
-      caller,
-      method,
-      table,
-      query,
-      ...(json === undefined ? {} : { body: json }),
-    });
+    const request: TryBody = { caller, method, table, query, ...(json === undefined ? {} : { body: json }) };
+    const reply = await call<TryAnswer>('POST', '/_/api/try', request);
     if (reply.status !== 200) {
       setAnswer(undefined);
       setError(errorOf(reply).message);

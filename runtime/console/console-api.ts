@@ -18,18 +18,15 @@ import { clientGoneSignal } from '../http/client-gone.js';
 import { pgrstAnswer } from '../http/pgrst-answer.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import type { Authenticate, SchemaLookup } from '../http/rest-handler.js';
-import {
-  brokenPolicies,
-  escalationsAmong,
-  listPolicies,
-  type PolicyEscalation,
-} from '../policies/policy-service.js';
+import { brokenPolicies, escalationsAmong, listPolicies } from '../policies/policy-service.js';
+import { explainColumns } from '../explain/explain-columns.js';
 import { indexedColumns } from '../policies/relation-health.js';
 import { parsePgrstRequest } from '../request/parse-pgrst.js';
 import { parseQuery } from '../request/parse-query.js';
 import type { Operation } from '../request/parse-route.js';
 import { rlsRoleFor } from '../rls/rls-ddl.js';
 import { callerSpec } from './console-caller.js';
+import type { CellDecision, Matrix, MatrixCell, MatrixTable, TryAnswer } from './console-types.js';
 import type { Response } from 'express';
 import type { Config } from '../config.js';
 
@@ -53,42 +50,6 @@ export interface ConsoleApiDeps extends TableHandlerDeps {
   readonly nativeRls: boolean;
   /** Absent: `POST /_/api/test` is 404. */
   readonly policyTests?: PolicyTestRunner;
-}
-
-export type CellDecision = 'allow' | 'deny' | 'filter';
-
-export interface MatrixCell {
-  readonly decision: CellDecision;
-  /** deny: the status the request is answered with. */
-  readonly status?: 401 | 403;
-  /** The policy rows that decide it (§4.2 provenance), by id; empty: no row covers the cell. */
-  readonly policies: readonly number[];
-  /** How the rows were chosen (exact, action `all`, table `all`, …). */
-  readonly level: string;
-}
-
-export interface MatrixTable {
-  readonly table: string;
-  readonly key: readonly string[];
-  readonly columns: readonly string[];
-  readonly cells: Readonly<Record<Action, MatrixCell>>;
-}
-
-export interface Matrix {
-  readonly database: string;
-  readonly native_rls: boolean;
-  readonly user: AuthUser;
-  readonly tables: readonly MatrixTable[];
-  /** Stored policy rows that allow nothing until fixed, with why. */
-  readonly broken: readonly { readonly id: number; readonly error: string }[];
-  readonly escalations: readonly PolicyEscalation[];
-}
-
-export interface TryAnswer {
-  readonly status: number;
-  readonly body: unknown;
-  /** A write was answered, then rolled back: nothing was stored. */
-  readonly rolled_back: boolean;
 }
 
 const isObject = (v: unknown): v is Readonly<Record<string, unknown>> =>
@@ -137,6 +98,8 @@ async function matrix(deps: ConsoleApiDeps, user: AuthUser): Promise<Matrix> {
   const rows = compiled.policies.map((p) => p.row);
   const broken = brokenPolicies(rows, snapshot);
   const schemaTypes = schemaTypesOf(snapshot);
+  // Column access is shown once some stored row has a column rule (NULL, empty or * is none).
+  const columnRules = rows.some((r) => !['', '*'].includes((r.columns ?? '').trim()));
   const tables = [...snapshot.tables.values()]
     .filter((t) => !INTERNAL_TABLES.has(t.name))
     .sort((a, b) => a.name.localeCompare(b.name));
@@ -162,6 +125,7 @@ async function matrix(deps: ConsoleApiDeps, user: AuthUser): Promise<Matrix> {
       key: table.primaryKey,
       columns: table.columns.map((c) => c.name),
       cells: cells as Record<Action, MatrixCell>,
+      ...(columnRules ? { column_access: explainColumns(compiled, table, snapshot, user) } : {}),
     });
   }
   return {

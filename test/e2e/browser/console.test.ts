@@ -172,6 +172,51 @@ for (const kind of ['sqlite', 'postgres'] as const satisfies readonly DialectNam
         await screenshot(page, `${kind}-tests`);
       });
 
+      it('shows column rules in the matrix and in explain', async () => {
+        const http = client(site.url);
+        const { username, password } = site.admin;
+        const login = (await http.post('/auth/login', { username, password })).json as { token: string };
+        const admin = { headers: { authorization: `Bearer ${login.token}` } };
+        // Everyone may read a note's id and owner; its body only where the earlier row lets them.
+        const rows = [
+          { table_name: 'notes', action: 'read', expression: '', columns: 'id, user_id', description: 'ids' },
+          {
+            table_name: 'notes',
+            action: 'update',
+            expression: 'user_id = auth_user.id',
+            columns: 'body',
+            description: 'owners edit the body',
+          },
+        ];
+        const ids: number[] = [];
+        for (const row of rows) {
+          const added = await http.post('/auth_policies', row, admin);
+          expect(added.status, added.text).toBe(201);
+          ids.push((added.json as { id: number }).id);
+        }
+        await page.getByRole('button', { name: 'Matrix', exact: true }).click();
+        await page.getByRole('button', { name: 'Show matrix' }).click();
+        const read = page.getByRole('button', { name: /^notes read: / });
+        await expect.poll(() => read.getAttribute('aria-label')).toContain('masked body');
+        expect(await read.getAttribute('aria-label')).toContain('readable id, user_id');
+        const update = page.getByRole('button', { name: /^notes update: / });
+        expect(await update.getAttribute('aria-label')).toContain('conditional body; protected id, user_id');
+        await screenshot(page, `${kind}-matrix-columns`);
+        await read.click();
+        const columns = page.getByTestId('columns');
+        await columns.waitFor();
+        const body = columns.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'body' }) });
+        const text = await body.textContent();
+        expect(text).toMatch(/masked when .*user_id = auth_user\.id.*\(#\d+/);
+        expect(text).toContain(`conditional when user_id = auth_user.id (#${ids[1]})`);
+        const id = columns
+          .getByRole('row')
+          .filter({ has: page.getByRole('rowheader', { name: 'id', exact: true }) });
+        expect(await id.textContent()).toBe('idreadablewritableprotected');
+        expect(await page.getByTestId('explanation').textContent()).not.toContain('"readable"');
+        await screenshot(page, `${kind}-explain-columns`);
+      });
+
       it('is usable with the keyboard alone: log in, open the editor, see the caret, fix it, save', async () => {
         const keys = await browser.newPage();
         keys.setDefaultTimeout(5000);

@@ -21,7 +21,11 @@ interface Cell {
   readonly policies: readonly number[];
 }
 interface MatrixBody {
-  readonly tables: ReadonlyArray<{ readonly table: string; readonly cells: Readonly<Record<string, Cell>> }>;
+  readonly tables: ReadonlyArray<{
+    readonly table: string;
+    readonly cells: Readonly<Record<string, Cell>>;
+    readonly column_access?: { readonly read: unknown };
+  }>;
   readonly escalations: readonly unknown[];
 }
 
@@ -178,6 +182,40 @@ forEachAuthDatabase('console API', (ctx) => {
     );
     expect(anonymous.json).toMatchObject({ status: 401, body: { error: { code: 'unauthenticated' } } });
     expect((await tableRows(ctx(), 'notes', ['id'])).map((r) => Number(r['id']))).toEqual([1, 2]);
+  });
+
+  it('gives each table the columns a caller may read and write once column rules exist', async () => {
+    const { http, admin, alice } = ctx();
+    await setPolicies(ctx(), []);
+    const matrixFor = async (): Promise<MatrixBody> => {
+      const reply = await http.post(
+        '/_/api/matrix',
+        { caller: { kind: 'user', ref: alice.username } },
+        admin.auth,
+      );
+      expect(reply.status, reply.text).toBe(200);
+      return reply.json as MatrixBody;
+    };
+    // No stored row has a column rule: nothing about columns.
+    expect((await matrixFor()).tables.every((t) => t.column_access === undefined)).toBe(true);
+    const added = await http.post(
+      '/auth_policies',
+      [
+        { table_name: 'notes', action: 'read', expression: 'user_id = auth_user.id', description: 'own' },
+        { table_name: 'notes', action: 'read', expression: '', columns: 'id, user_id', description: 'ids' },
+      ],
+      admin.auth,
+    );
+    expect(added.status, added.text).toBe(201);
+    const ownId = (added.json as Array<{ id: number }>)[0]?.id;
+    const notes = (await matrixFor()).tables.find((t) => t.table === 'notes');
+    expect(notes?.column_access?.read).toEqual({
+      denied: false,
+      readable: ['id', 'user_id'],
+      masked: [{ column: 'body', when: 'user_id = auth_user.id', policy_ids: [ownId] }],
+      hidden: [],
+    });
+    await setPolicies(ctx(), []);
   });
 
   it('is not served with -http.console off', async () => {
