@@ -38,8 +38,9 @@ export interface WriteGuard {
   /** update: returns the patch to apply (e.g. a password replaced by its hash). */
   preparePatch?(patch: WriteRow, tx: DbSession): Promise<WriteRow>;
   /**
-   * create/update: every written row as the database stored it (defaults, coercions, triggers),
-   * before the transaction commits. Giving this hook makes the write return every column.
+   * create/update: every written row, before the transaction commits, with at least its primary
+   * key, as the caller reads it (masked columns masked): the hook reads the rows as the database
+   * stored them (defaults, coercions, triggers) in `tx` itself.
    */
   checkStoredRows?(rows: readonly Row[], tx: DbSession): Promise<void>;
 }

@@ -12,7 +12,7 @@
 import type { SqlFragment } from '../../compiler/sql/fragment.js';
 import type { ColumnInfo, Returning, TableInfo } from '../db/adapter.js';
 import type { WriteRow } from '../enforce/authorizer.js';
-import { selectedColumns } from './columns.js';
+import { columnOf } from './columns.js';
 import type { Masks } from './masked-columns.js';
 import {
   checkColumnName,
@@ -97,8 +97,7 @@ export function storedShape(
   columns: readonly ColumnInfo[],
   raising: boolean,
 ): StoredShape {
-  // A guard judging the stored rows needs their values as stored, not as the caller reads them.
-  const masks = policy.checksStoredRows ? undefined : policy.masks;
+  const { masks } = policy;
   const shape = masks === undefined ? { columns } : { columns, masks };
   const { check, columnCheck } = policy;
   if (columnCheck !== undefined) {
@@ -110,9 +109,12 @@ export function storedShape(
     : { ...shape, check: { name: checkColumnName(table), predicate: check, raising } };
 }
 
-/** A guard that judges stored rows needs every column it may read, whatever `select` asks for. */
-const guardedColumns = (input: UpdateInput, otherwise: readonly ColumnInfo[]): readonly ColumnInfo[] =>
-  input.policy.checksStoredRows ? selectedColumns(input.table, undefined) : otherwise;
+/** A guard that judges stored rows finds them by their primary key, whatever `select` asks for. */
+function guardedColumns(input: UpdateInput, otherwise: readonly ColumnInfo[]): readonly ColumnInfo[] {
+  if (!input.policy.checksStoredRows) return otherwise;
+  const missing = input.table.primaryKey.filter((name) => !otherwise.some((c) => c.name === name));
+  return [...otherwise, ...missing.map((name) => columnOf(input.table, name, 'select'))];
+}
 
 const inTransaction = (stored: StoredShape, returns: boolean): WritePlan => ({
   kind: 'transaction',

@@ -289,6 +289,67 @@ forEachAuthDatabase(
       expect((await stored()).map((r) => r['name'])).toEqual(['merged', 'bob']);
     });
 
+    it('masks the answers of writes to auth_policies as those of any table', async () => {
+      const c = ctx();
+      // Alice may write policies; she reads the descriptions of those for people only.
+      const rules = await c.http.post(
+        '/auth_policies',
+        [
+          { table_name: 'auth_policies', action: 'all', expression: 'auth_user.is_admin' },
+          { table_name: 'auth_policies', action: 'read', expression: 'auth_user.is_admin' },
+          { table_name: 'auth_policies', action: 'read', expression: "table_name = 'people'" },
+          {
+            table_name: 'auth_policies',
+            action: 'read',
+            expression: 'auth_user.is_authenticated',
+            columns: 'id, table_name, action, expression',
+          },
+          { table_name: 'auth_policies', action: 'create', expression: 'auth_user.is_authenticated' },
+          { table_name: 'auth_policies', action: 'update', expression: 'auth_user.is_authenticated' },
+        ].map((p) => ({ ...p, description: 'policy writers' })),
+        c.admin.auth,
+      );
+      expect(rules.status, rules.text).toBe(201);
+      const written = await c.http.post(
+        '/auth_policies',
+        [
+          { table_name: 'people', action: 'delete', expression: 'false', description: 'shown' },
+          { table_name: 'all', action: 'delete', expression: 'false', description: 'masked' },
+        ],
+        c.alice.auth,
+      );
+      expect(written.status, written.text).toBe(201);
+      const rows = written.json as Array<Record<string, unknown>>;
+      expect(rows.map((r) => [r['table_name'], r['description']])).toEqual([
+        ['people', 'shown'],
+        ['all', null],
+      ]);
+      const patched = await c.http.patch(
+        `/rest/v1/auth_policies?id=eq.${String(rows[1]?.['id'])}`,
+        { expression: 'auth_user.is_admin' },
+        as(c, 'alice', 'return=representation'),
+      );
+      expect(patched.status, patched.text).toBe(200);
+      expect(patched.json).toEqual([
+        expect.objectContaining({ table_name: 'all', expression: 'auth_user.is_admin', description: null }),
+      ]);
+      // The stored row is still judged, as stored: a patch that leaves it naming a missing column.
+      const refused = await c.http.patch(
+        `/auth_policies/${String(rows[1]?.['id'])}`,
+        { table_name: 'people', expression: 'nosuch = 1' },
+        c.alice.auth,
+      );
+      expect(refused.status, refused.text).toBe(400);
+      const stored = await c.http.get(`/auth_policies?id=eq.${String(rows[1]?.['id'])}`, c.admin.auth);
+      expect(stored.json).toEqual([
+        expect.objectContaining({
+          table_name: 'all',
+          expression: 'auth_user.is_admin',
+          description: 'masked',
+        }),
+      ]);
+    });
+
     it('withholds a column no request reads from the native request role', async () => {
       const c = ctx();
       expectStatus(await c.http.get('/people?select=internal', c.admin.auth), 403, 'hidden_column');
