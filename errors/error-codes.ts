@@ -43,7 +43,7 @@ export const ERROR_CODES = {
   invalid_arguments: {
     category: 'usage',
     meaning:
-      "`policy explain`'s arguments do not go together (`--user`, `--admin`, `--anonymous`, `--claims`, `--row`)",
+      "arguments that do not go together: `policy explain`'s (`--user`, `--admin`, `--anonymous`, `--claims`, `--row`), `policy test --path native` on a database other than PostgreSQL",
   },
   invalid_config: {
     category: 'usage',

@@ -23,8 +23,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
   describe.skipIf(!isAvailable(kind))(suiteName('rest auth', kind), () => {
     let t: CliDatabase;
     beforeAll(async () => {
-      t = await openCliDatabase(kind);
-      for (const ddl of EXAMPLE_TABLES_DDL) await t.adapter.exec(ddl);
+      t = await openCliDatabase(kind, { ddl: EXAMPLE_TABLES_DDL });
     });
     afterAll(async () => {
       await t?.close();

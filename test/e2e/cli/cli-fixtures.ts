@@ -17,14 +17,36 @@ export interface CliDatabase {
   close(): Promise<void>;
 }
 
-export async function openCliDatabase(kind: DialectName): Promise<CliDatabase> {
+export interface CliDatabaseOptions {
+  /** Statements run first, on the new database (the tables a suite uses). */
+  readonly ddl?: readonly string[];
+  /** `rest auth setup` after the statements. */
+  readonly authSetup?: boolean;
+}
+
+export async function openCliDatabase(
+  kind: DialectName,
+  options: CliDatabaseOptions = {},
+): Promise<CliDatabase> {
   const db = await createTestDatabase(kind);
   const adapter = await createAdapter(db.url);
+  const rest: CliDatabase['rest'] = (args, runOptions) => runCli(['-db.url', db.url, ...args], runOptions);
+  try {
+    for (const ddl of options.ddl ?? []) await adapter.exec(ddl);
+    if (options.authSetup === true) {
+      const setup = await rest(['auth', 'setup']);
+      if (setup.code !== 0) throw new Error(`rest auth setup exited ${setup.code}: ${setup.stderr}`);
+    }
+  } catch (e) {
+    await adapter.close();
+    await db.drop();
+    throw e;
+  }
   return {
     kind,
     db,
     adapter,
-    rest: (args, options) => runCli(['-db.url', db.url, ...args], options),
+    rest,
     async count(table) {
       const { rows } = await adapter.query({
         text: `SELECT count(*) AS n FROM ${adapter.dialect.quoteIdent(table)}`,

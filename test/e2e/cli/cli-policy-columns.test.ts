@@ -13,9 +13,7 @@ describe.each(ALL_KINDS)('%s', (kind) => {
   describe.skipIf(!isAvailable(kind))(suiteName('rest auth policy --columns', kind), () => {
     let t: CliDatabase;
     beforeAll(async () => {
-      t = await openCliDatabase(kind);
-      for (const ddl of EXAMPLE_TABLES_DDL) await t.adapter.exec(ddl);
-      expect((await t.rest(['auth', 'setup'])).code).toBe(0);
+      t = await openCliDatabase(kind, { ddl: EXAMPLE_TABLES_DDL, authSetup: true });
     });
     afterAll(async () => {
       await t?.close();
