@@ -1,5 +1,12 @@
 // The schema the runtime plans against: introspected once, re-checked with the adapter's cheap
 // schemaVersion() at most once per interval, so new tables and columns appear without a restart.
+//
+// A request waits for a due check at most CHECK_WAIT_MS, then goes on with the snapshot it has
+// (the check goes on and the next requests see its result). The check needs a connection, and
+// when every connection is held by slow statements it waits for one without counting among the
+// requests that wait (-db.max_waiting: those are the clients'): every request behind it would
+// wait too, none reaching the count that refuses one more at once with 503 overloaded. Only after
+// invalidate() (a statement met another schema) does a request wait for the check to its end.
 
 import type { DbAdapter, SchemaSnapshot, TableInfo } from './adapter.js';
 
@@ -26,6 +33,9 @@ export interface SchemaCache {
 
 type Adapter = Pick<DbAdapter, 'introspect' | 'schemaVersion'>;
 
+/** How long a request waits for a due check of an unchanged-so-far schema before it goes on. */
+export const CHECK_WAIT_MS = 200;
+
 export function createSchemaCache(adapter: Adapter, options: SchemaCacheOptions = {}): SchemaCache {
   const interval = options.checkIntervalMs ?? 1000;
   const clock = options.clock ?? Date.now;
@@ -34,6 +44,8 @@ export function createSchemaCache(adapter: Adapter, options: SchemaCacheOptions 
   let lastCheck = -Infinity;
   let lastRefresh = -Infinity;
   let inFlight: Promise<SchemaSnapshot> | undefined;
+  /** Set by invalidate(): the next check is waited for, whatever it takes. */
+  let invalidated = false;
 
   // Concurrent callers share one check or refresh instead of each querying the catalog.
   const shared = (work: () => Promise<SchemaSnapshot>): Promise<SchemaSnapshot> => {
@@ -61,10 +73,26 @@ export function createSchemaCache(adapter: Adapter, options: SchemaCacheOptions 
 
   const refresh = (): Promise<SchemaSnapshot> => shared(load);
 
+  /** The check, or the snapshot there is if the check has not answered within CHECK_WAIT_MS. */
+  const boundedBy = (current: SchemaSnapshot, checking: Promise<SchemaSnapshot>): Promise<SchemaSnapshot> => {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<SchemaSnapshot>((resolve) => {
+      timer = setTimeout(() => resolve(snapshot ?? current), CHECK_WAIT_MS);
+    });
+    return Promise.race([checking, waited]).finally(() => clearTimeout(timer));
+  };
+
   const get = (): Promise<SchemaSnapshot> => {
-    if (snapshot === undefined) return shared(load);
-    if (clock() - lastCheck < interval) return inFlight ?? Promise.resolve(snapshot);
-    return shared(check);
+    const current = snapshot;
+    if (current === undefined) return shared(load);
+    if (invalidated) {
+      invalidated = false;
+      return shared(check);
+    }
+    if (clock() - lastCheck < interval) {
+      return inFlight === undefined ? Promise.resolve(current) : boundedBy(current, inFlight);
+    }
+    return boundedBy(current, shared(check));
   };
 
   const table = async (name: string): Promise<TableInfo | undefined> => {
@@ -75,6 +103,7 @@ export function createSchemaCache(adapter: Adapter, options: SchemaCacheOptions 
 
   const invalidate = (): void => {
     lastCheck = lastRefresh = -Infinity;
+    invalidated = true;
   };
 
   return { get, refresh, table, invalidate };

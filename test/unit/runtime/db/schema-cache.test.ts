@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DbAdapter } from '../../../../runtime/db/adapter.js';
 import { createAdapter } from '../../../../runtime/db/create-adapter.js';
-import { createSchemaCache } from '../../../../runtime/db/schema-cache.js';
+import { CHECK_WAIT_MS, createSchemaCache } from '../../../../runtime/db/schema-cache.js';
 
 describe('createSchemaCache on a SQLite database', () => {
   let adapter: DbAdapter;
@@ -95,5 +95,40 @@ describe('createSchemaCache on a SQLite database', () => {
     c.invalidate();
     await c.get();
     expect(calls).toStrictEqual({ schemaVersion: 4, introspect: 2 });
+  });
+  it('a due check that does not answer holds a request at most CHECK_WAIT_MS; after invalidate() to its end', async () => {
+    // The catalog query waits for a connection that slow statements hold (here: until let go).
+    let letGo = (): void => undefined;
+    let stuck = false;
+    const c = createSchemaCache(
+      {
+        schemaVersion: () =>
+          stuck ? new Promise<string>((resolve) => (letGo = () => resolve('v2'))) : adapter.schemaVersion(),
+        introspect: () => adapter.introspect(),
+      },
+      { checkIntervalMs: 1000, clock: () => now },
+    );
+    const s1 = await c.get();
+    stuck = true;
+    now += 1000;
+    const started = performance.now();
+    expect(await c.get()).toBe(s1);
+    expect(await c.get()).toBe(s1);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(CHECK_WAIT_MS * 2 - 5);
+    stuck = false;
+    letGo();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The check answered (another version): the snapshot was read again.
+    const s2 = await c.get();
+    expect(s2).not.toBe(s1);
+    stuck = true;
+    c.invalidate();
+    let settled = false;
+    const waiting = c.get().then((s) => ((settled = true), s));
+    await new Promise((resolve) => setTimeout(resolve, CHECK_WAIT_MS * 2));
+    expect(settled).toBe(false);
+    stuck = false;
+    letGo();
+    expect(await waiting).not.toBe(s2);
   });
 });
