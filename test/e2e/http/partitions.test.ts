@@ -36,7 +36,13 @@ for (const rls of [false, true]) {
       return ctx;
     };
     beforeAll(async () => {
-      ctx = await startAuthSuite('postgres', { rls, ddl: { postgres: DDL, mysql: [], sqlite: [] } });
+      // The schema is re-checked every 200 ms instead of the server's 1 s: a child that stops or
+      // starts inheriting is seen sooner (each of the two transitions waited up to a second).
+      ctx = await startAuthSuite('postgres', {
+        rls,
+        ddl: { postgres: DDL, mysql: [], sqlite: [] },
+        schemaCheckIntervalMs: 200,
+      });
     });
     afterAll(async () => {
       await ctx?.server.handle.close();
