@@ -11,6 +11,7 @@
 // One file or folder: `npx vitest run test/unit/grammar`; one project: `npx vitest run --project unit`.
 
 import { defineConfig } from 'vitest/config';
+import { LongFirstSequencer } from './test/support/long-first-sequencer.js';
 
 const globalSetup = ['test/support/global-setup.ts'];
 
@@ -18,6 +19,8 @@ export default defineConfig({
   test: {
     reporters: ['default'],
     testTimeout: 30_000,
+    // Files that wait long (child processes, drains) start first, whatever their size.
+    sequence: { sequencer: LongFirstSequencer },
     hookTimeout: 60_000,
     // The pools are shared by the projects; each project picks one.
     poolOptions: {
