@@ -2,8 +2,17 @@
 // so that a typo never silently falls back to a default.
 
 import { readFileSync } from 'node:fs';
-import { parse, YAMLError } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { configError } from './parse-values.js';
+
+// yaml is loaded when a file is parsed, not when this module is: every command reads its
+// configuration through here, and most are given no file — loading yaml (some 260 KB) was a tenth
+// of `rest auth policy list`'s start-up work (docs/performance.md). Loaded through node's own
+// require, it is the package's CommonJS build from node_modules, outside the CLI bundle.
+const loadPackage = createRequire(import.meta.url);
+let yaml: typeof Yaml | undefined;
+const loadYaml = (): typeof Yaml => (yaml ??= loadPackage('yaml') as typeof Yaml);
 
 export interface FileConfig {
   readonly addr?: string;
@@ -97,6 +106,7 @@ function withoutNulls(value: unknown, where = ''): unknown {
 }
 
 export function parseConfigFile(text: string, file: string): FileConfig {
+  const { parse, YAMLError } = loadYaml();
   let doc: unknown;
   try {
     doc = parse(text);

@@ -46,6 +46,9 @@ const NO_WIDTH = 0;
 
 const charWidth = (c: string): number => {
   const cp = c.codePointAt(0) ?? 0;
+  // Printable ASCII, most of any table: one cell, without building ZERO_WIDTH's Unicode classes
+  // (the first test of that expression costs a command's start some milliseconds).
+  if (cp >= 0x20 && cp < 0x7f) return 1;
   if (ZERO_WIDTH.test(c)) return NO_WIDTH;
   return WIDE_RANGES.some(([lo, hi]) => cp >= lo && cp <= hi) ? 2 : 1;
 };
