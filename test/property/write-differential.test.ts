@@ -8,22 +8,31 @@
 //   in-process check (compilePolicySet(…).policyFor(…).check) holds on the row as the database
 //   stores it — found by running the same write on a raw connection and rolling it back — and a
 //   refused write leaves the table as it was.
-// On failure fast-check prints the seed (rerun with FC_SEED=<seed>; FC_RUNS sets the run count).
+// Policy rows may carry column rules (docs/policy-language.md "Columns"): then bodies set protected
+// and conditionally granted keys, PostgreSQL's two paths agree on statuses, codes, answers (hidden
+// and masked columns included) and stored rows, and SQLite and MariaDB agree with the in-process
+// meaning (compiler/columns.ts `writableColumns` and `readableColumns` judged with `evaluate` on
+// the rows before and as stored).
+// On failure fast-check prints the seed (rerun with FC_SEED=<seed>; FC_RUNS and FC_COLUMN_RUNS
+// set the run counts).
 
 import fc from 'fast-check';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evaluate } from '../../compiler/evaluate.js';
 import type { ColumnTypes } from '../../compiler/types.js';
 import { compilePolicySet, type CompiledPolicy } from '../../compiler/policy-set.js';
 import { normaliseColumnValue } from '../../compiler/semantics.js';
 import { dialects } from '../../compiler/sql/dialects.js';
 import type { AuthUser, DialectName, PolicyRow } from '../../compiler/types.js';
+import { columnRuleArbitrary } from '../support/column-rule-arbitraries.js';
 import { createTestDatabase, isAvailable, skipReason, type TestDatabase } from '../support/databases.js';
 import { call, type Reply } from '../support/http.js';
 import { openRawSql, startTestServer, testConfig, type RawSql, type TestServer } from '../support/server.js';
 import { newSecret } from '../support/secret.js';
 
 const NUM_RUNS = Number(process.env['FC_RUNS'] ?? 15);
+const COLUMN_RUNS = Number(process.env['FC_COLUMN_RUNS'] ?? 4);
 const SEED = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
 
 /**
@@ -115,6 +124,8 @@ interface PolicyInput {
   readonly table_name: string;
   readonly action: string;
   readonly expression: string;
+  /** The row's column rule; left out: every column. */
+  readonly columns?: string | null;
 }
 
 const policyArbitrary: fc.Arbitrary<PolicyInput> = fc.record({
@@ -134,6 +145,36 @@ const policyArbitrary: fc.Arbitrary<PolicyInput> = fc.record({
     },
   ),
 });
+
+/**
+ * Policy sets with column rules: random rows (reads among them, for the answers), and often a
+ * create or update granting only some keys beside one granting more under another condition.
+ */
+const columnPolicySetArbitrary: fc.Arbitrary<readonly PolicyInput[]> = fc
+  .tuple(
+    fc.array(
+      fc.tuple(policyArbitrary, columnRuleArbitrary(COLUMNS)).map(([p, rule]) => ({
+        ...p,
+        columns: rule(p.table_name),
+      })),
+      { minLength: 1, maxLength: 3 },
+    ),
+    fc.option(
+      fc
+        .tuple(
+          fc.constantFrom('create', 'update', 'all'),
+          fc.constantFrom(...EXPRESSIONS.slice(1)),
+          fc.constantFrom(...EXPRESSIONS.slice(1)),
+          fc.subarray(COLUMNS.slice(1), { minLength: 1, maxLength: 3 }),
+        )
+        .map(([action, a, b, names]): PolicyInput[] => [
+          { table_name: 'things', action, expression: a, columns: null },
+          { table_name: 'things', action, expression: b, columns: names.join(', ') },
+        ]),
+      { freq: 2, nil: undefined },
+    ),
+  )
+  .map(([rows, pair]) => [...(pair ?? []), ...rows]);
 
 /** Values that the databases store differently from how they are sent. */
 const VALUES: Readonly<Record<Exclude<Column, 'id'>, readonly SqlValue[]>> = {
@@ -231,9 +272,17 @@ interface Target {
   readonly server: TestServer;
 }
 
-/** A row as the policy language compares it (numbers as numbers, booleans as booleans). */
+/**
+ * A row as the policy language compares it (numbers as numbers, booleans as booleans); a column
+ * the row lacks (hidden from the caller) stays left out.
+ */
 const normalise = (row: Row): Record<string, unknown> =>
-  Object.fromEntries(COLUMNS.map((c) => [c, normaliseColumnValue(row[c], COLUMN_TYPES.get(c))]));
+  Object.fromEntries(
+    COLUMNS.filter((c) => Object.hasOwn(row, c)).map((c) => [
+      c,
+      normaliseColumnValue(row[c], COLUMN_TYPES.get(c)),
+    ]),
+  );
 
 /** A SQL literal for a value of the fixed sets above (no request data reaches this). */
 function literal(kind: DialectName, v: SqlValue): string {
@@ -301,7 +350,7 @@ function useTargets(
     if (policies.length === 0) return;
     const added = await call(t.server.url, 'POST', '/auth_policies', {
       headers: headers('admin'),
-      json: policies.map((p) => ({ ...p, description: 'write differential', columns: null })),
+      json: policies.map((p) => ({ ...p, description: 'write differential', columns: p.columns ?? null })),
     });
     expect(added.status, added.text).toBe(201);
   };
@@ -446,15 +495,62 @@ describe('PostgreSQL writes: native RLS ≡ portable path on coerced values', ()
       { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
     );
   }, 120_000);
+
+  it('agrees with column rules: protected and conditionally granted keys, answers through read rules', async () => {
+    let id = 3000;
+    await fc.assert(
+      fc.asyncProperty(
+        columnPolicySetArbitrary,
+        fc.array(
+          fc.oneof(
+            { weight: 3, arbitrary: writeArbitrary(() => (id += 1)) },
+            { weight: 1, arbitrary: severalRowCreateArbitrary(() => (id += 1)) },
+            { weight: 1, arbitrary: upsertArbitrary(() => (id += 1)) },
+          ),
+          { minLength: 1, maxLength: 6 },
+        ),
+        agree,
+      ),
+      { numRuns: COLUMN_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+  }, 600_000);
 });
 
 type Expected =
-  | { readonly kind: 'written'; readonly stored: Record<string, unknown> }
+  | {
+      readonly kind: 'written';
+      readonly stored: Record<string, unknown>;
+      /** What the answer shows of it: the stored row through the caller's read rules. */
+      readonly answer: Record<string, unknown>;
+    }
   | { readonly kind: 'not_found' }
   /** 403 (with this code when given), nothing written. */
   | { readonly kind: 'refused'; readonly code?: string }
   /** The database itself refused the raw write: a 4xx, nothing written. */
   | { readonly kind: 'db_error' };
+
+interface Compiled {
+  readonly create: CompiledPolicy;
+  readonly update: CompiledPolicy;
+  readonly read: CompiledPolicy;
+}
+
+/** `row` through the caller's read rules: hidden columns left out, masked ones null where not granted. */
+function readView(
+  read: CompiledPolicy,
+  user: AuthUser,
+  row: Record<string, unknown>,
+): Record<string, unknown> {
+  const access = read.columnRules?.read(user, ['id']);
+  return Object.fromEntries(
+    COLUMNS.flatMap((c): Array<[string, unknown]> => {
+      const a = access?.columns.get(c);
+      if (a === undefined || a.kind === 'always') return [[c, row[c]]];
+      if (a.kind === 'hidden') return [];
+      return [[c, evaluate(a.when, user, row, COLUMN_TYPES) === true ? row[c] : null]];
+    }),
+  );
+}
 
 for (const kind of ['sqlite', 'mysql'] as const) {
   const reason = skipReason(kind);
@@ -469,10 +565,10 @@ for (const kind of ['sqlite', 'mysql'] as const) {
       };
 
       /** The policy rows the server holds now, compiled as the server compiles them. */
-      const compiledPolicies = async (): Promise<{ create: CompiledPolicy; update: CompiledPolicy }> => {
+      const compiledPolicies = async (): Promise<Compiled> => {
         const policyRows = (
           await target().sql.rows(
-            'SELECT id, table_name, action, expression, description FROM auth_policies ORDER BY id',
+            'SELECT id, table_name, action, expression, description, columns FROM auth_policies ORDER BY id',
           )
         ).map((r): PolicyRow => ({
           id: Number(r['id']),
@@ -480,12 +576,13 @@ for (const kind of ['sqlite', 'mysql'] as const) {
           action: String(r['action']),
           expression: String(r['expression']),
           description: String(r['description']),
-          columns: null,
+          columns: typeof r['columns'] === 'string' ? r['columns'] : null,
         }));
         const set = compilePolicySet(policyRows, dialects[kind]);
         return {
           create: set.policyFor('things', 'create', COLUMN_TYPES),
           update: set.policyFor('things', 'update', COLUMN_TYPES),
+          read: set.policyFor('things', 'read', COLUMN_TYPES),
         };
       };
 
@@ -503,17 +600,35 @@ for (const kind of ['sqlite', 'mysql'] as const) {
         }
       };
 
-      const expectedOf = async (
-        policies: { create: CompiledPolicy; update: CompiledPolicy },
-        w: WriteSpec,
-      ): Promise<Expected> => {
+      const expectedOf = async (policies: Compiled, w: WriteSpec): Promise<Expected> => {
         const user = authUser(w.user);
         const entries = (row: Readonly<Record<string, SqlValue>>): Array<[string, SqlValue]> =>
           Object.entries(row);
+        /** The body's keys granted only under a condition, and whether one is never granted. */
+        const keysOf = (policy: CompiledPolicy) => {
+          const access = policy.columnRules?.write(user, ['id']);
+          const keys = Object.keys(w.body);
+          return {
+            protected: keys.some((k) => access?.columns.get(k)?.kind === 'never'),
+            /** Whether each conditional key's condition is TRUE for `row`. */
+            grantedOn: (row: Row): boolean =>
+              keys.every((k) => {
+                const a = access?.columns.get(k);
+                return a?.kind !== 'when' || evaluate(a.when, user, row, COLUMN_TYPES) === true;
+              }),
+          };
+        };
+        const written = (stored: Row): Expected => ({
+          kind: 'written',
+          stored: normalise(stored),
+          answer: readView(policies.read, user, normalise(stored)),
+        });
         if (w.method === 'POST') {
           const policy = policies.create;
           const decision = policy.decide(user);
           if (decision.kind === 'deny') return { kind: 'refused' };
+          const keys = keysOf(policy);
+          if (keys.protected) return { kind: 'refused', code: 'protected_column' };
           const row: Record<string, SqlValue> = { ...w.body };
           if (decision.kind === 'filter') {
             for (const c of policy.ownerColumns) {
@@ -527,18 +642,21 @@ for (const kind of ['sqlite', 'mysql'] as const) {
             w.id,
           );
           if (stored === 'db_error' || stored === undefined) return { kind: 'db_error' };
-          return decision.kind === 'allow' || policy.check(stored, user)
-            ? { kind: 'written', stored: normalise(stored) }
-            : { kind: 'refused', code: 'policy_check_failed' };
+          if (decision.kind !== 'allow' && !policy.check(stored, user))
+            return { kind: 'refused', code: 'policy_check_failed' };
+          return keys.grantedOn(stored) ? written(stored) : { kind: 'refused', code: 'protected_column' };
         }
         const policy = policies.update;
         const decision = policy.decide(user);
         if (decision.kind === 'deny') return { kind: 'refused' };
+        const keys = keysOf(policy);
+        if (keys.protected) return { kind: 'refused', code: 'protected_column' };
         const before = (
           await target().sql.rows(`SELECT ${COLUMNS.join(', ')} FROM things WHERE id = ${w.id}`)
         )[0];
         if (before === undefined || (decision.kind === 'filter' && !policy.check(before, user)))
           return { kind: 'not_found' };
+        if (!keys.grantedOn(before)) return { kind: 'refused', code: 'protected_column' };
         const stored = await storedBy(
           `UPDATE things SET ${entries(w.body)
             .map(([c, v]) => `${c} = ${literal(kind, v)}`)
@@ -546,9 +664,9 @@ for (const kind of ['sqlite', 'mysql'] as const) {
           w.id,
         );
         if (stored === 'db_error' || stored === undefined) return { kind: 'db_error' };
-        return decision.kind === 'allow' || policy.check(stored, user)
-          ? { kind: 'written', stored: normalise(stored) }
-          : { kind: 'refused', code: 'policy_check_failed' };
+        if (decision.kind !== 'allow' && !policy.check(stored, user))
+          return { kind: 'refused', code: 'policy_check_failed' };
+        return keys.grantedOn(stored) ? written(stored) : { kind: 'refused', code: 'protected_column' };
       };
 
       const agree = async (policies: readonly PolicyInput[], writes: readonly WriteSpec[]): Promise<void> => {
@@ -567,9 +685,10 @@ for (const kind of ['sqlite', 'mysql'] as const) {
             case 'written': {
               expect(reply.status, what).toBe(w.method === 'POST' ? 201 : 200);
               if (w.method === 'POST')
-                expect(normalise(reply.json as Row), `the answer is the stored row: ${what}`).toEqual(
-                  expected.stored,
-                );
+                expect(
+                  normalise(reply.json as Row),
+                  `the answer is the stored row through the read rules: ${what}`,
+                ).toEqual(expected.answer);
               else expect(reply.json, what).toEqual({ updated: 1 });
               expect(
                 after.find((r) => r['id'] === w.id),
@@ -645,6 +764,21 @@ for (const kind of ['sqlite', 'mysql'] as const) {
           { numRuns: NUM_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
         );
       }, 120_000);
+
+      it('allows a write exactly when the column rules grant its keys before and as stored', async () => {
+        let id = 3000;
+        await fc.assert(
+          fc.asyncProperty(
+            columnPolicySetArbitrary,
+            fc.array(
+              writeArbitrary(() => (id += 1)),
+              { minLength: 1, maxLength: 6 },
+            ),
+            agree,
+          ),
+          { numRuns: COLUMN_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+        );
+      }, 600_000);
     },
   );
 }
