@@ -2,17 +2,11 @@
 // chosen rows, the compiled WHERE predicate, the RLS DDL on PostgreSQL, and the row's verdict.
 
 import { useEffect, useState } from 'preact/hooks';
-import {
-  ACTIONS,
-  call,
-  errorOf,
-  type Action,
-  type Caller,
-  type ColumnsExplanation,
-  type ExplainBody,
-} from './api.js';
+import { ACTIONS, type Action, type Caller, type ColumnsExplanation, type ExplainBody } from './api.js';
 import { CallerPicker } from './caller-picker.js';
 import { ColumnsTable } from './columns-view.js';
+import { ErrorAlert } from './error-alert.js';
+import { useAnswer } from './use-answer.js';
 
 interface Candidate {
   readonly id: number;
@@ -79,11 +73,10 @@ export function ExplainView(props: {
   const [table, setTable] = useState(props.request?.table ?? props.tables[0] ?? '');
   const [action, setAction] = useState<Action>(props.request?.action ?? 'read');
   const [row, setRow] = useState('');
-  const [result, setResult] = useState<Explanation | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const { answer: result, error, post, fail } = useAnswer<Explanation>();
   const explain = async (who: Caller | string, t: string, a: Action, key: string): Promise<void> => {
     if (typeof who === 'string') {
-      setError(who);
+      fail(who);
       return;
     }
     const body: ExplainBody = {
@@ -92,14 +85,7 @@ export function ExplainView(props: {
       action: a,
       ...(key.trim() === '' ? {} : { row: key.trim() }),
     };
-    const reply = await call<Explanation>('POST', '/_/api/explain', body);
-    if (reply.status !== 200) {
-      setResult(undefined);
-      setError(errorOf(reply).message);
-      return;
-    }
-    setError(undefined);
-    setResult(reply.body);
+    await post('/_/api/explain', body);
   };
   useEffect(() => {
     if (props.request !== undefined)
@@ -145,11 +131,7 @@ export function ExplainView(props: {
         <input id="explain-row" value={row} onInput={(e) => setRow(e.currentTarget.value)} />
         <button type="submit">Explain</button>
       </form>
-      {error === undefined ? null : (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {result === undefined ? null : (
         <div class="explanation" data-testid="explanation">
           <h3>Decision</h3>

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { ACTIONS, call, errorOf, type Action, type Caller, type Matrix, type MatrixCell } from './api.js';
 import { CallerPicker } from './caller-picker.js';
 import { columnsSummary } from './columns-view.js';
+import { ErrorAlert } from './error-alert.js';
 
 const cellText = (cell: MatrixCell): string =>
   cell.decision === 'deny' ? `deny ${cell.status ?? ''}` : cell.decision;
@@ -51,11 +52,7 @@ export function MatrixView(props: MatrixViewProps) {
         <CallerPicker id="matrix-caller" onChange={setCaller} />
         <button type="submit">Show matrix</button>
       </form>
-      {error === undefined ? null : (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {shown === undefined ? null : (
         <>
           <p class="note">

@@ -2,7 +2,9 @@
 // transaction that is rolled back: each case's result.
 
 import { useState } from 'preact/hooks';
-import { call, errorOf, type TestBody } from './api.js';
+import type { TestBody } from './api.js';
+import { ErrorAlert } from './error-alert.js';
+import { useAnswer } from './use-answer.js';
 
 interface CaseResult {
   readonly name: string;
@@ -21,18 +23,10 @@ interface FileResult {
 export function TestsView() {
   const [source, setSource] = useState('');
   const [name, setName] = useState('console.yaml');
-  const [result, setResult] = useState<FileResult | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const run = async (): Promise<void> => {
+  const { answer: result, error, post } = useAnswer<FileResult>();
+  const run = (): Promise<void> => {
     const body: TestBody = { source, name };
-    const reply = await call<FileResult>('POST', '/_/api/test', body);
-    if (reply.status !== 200) {
-      setResult(undefined);
-      setError(errorOf(reply).message);
-      return;
-    }
-    setError(undefined);
-    setResult(reply.body);
+    return post('/_/api/test', body);
   };
   return (
     <section aria-labelledby="tests-title">
@@ -67,11 +61,7 @@ export function TestsView() {
         />
         <button type="submit">Run tests</button>
       </form>
-      {error === undefined ? null : (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {result === undefined ? null : (
         <div data-testid="test-results">
           <p role="status">

@@ -2,7 +2,9 @@
 // the answer of a write), a write always rolled back.
 
 import { useState } from 'preact/hooks';
-import { call, errorOf, type Caller, type TryAnswer, type TryBody } from './api.js';
+import type { Caller, TryAnswer, TryBody } from './api.js';
+import { ErrorAlert } from './error-alert.js';
+import { useAnswer } from './use-answer.js';
 import { CallerPicker } from './caller-picker.js';
 
 const METHODS = ['GET', 'POST', 'PATCH', 'DELETE'] as const satisfies readonly TryBody['method'][];
@@ -13,11 +15,10 @@ export function TryView(props: { readonly tables: readonly string[] }) {
   const [table, setTable] = useState(props.tables[0] ?? '');
   const [query, setQuery] = useState('');
   const [body, setBody] = useState('{}');
-  const [answer, setAnswer] = useState<TryAnswer | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const { answer, error, post, fail } = useAnswer<TryAnswer>();
   const run = async (): Promise<void> => {
     if (typeof caller === 'string') {
-      setError(caller);
+      fail(caller);
       return;
     }
     let json: unknown;
@@ -25,19 +26,12 @@ export function TryView(props: { readonly tables: readonly string[] }) {
       try {
         json = JSON.parse(body);
       } catch {
-        setError('the body must be JSON');
+        fail('the body must be JSON');
         return;
       }
     }
     const request: TryBody = { caller, method, table, query, ...(json === undefined ? {} : { body: json }) };
-    const reply = await call<TryAnswer>('POST', '/_/api/try', request);
-    if (reply.status !== 200) {
-      setAnswer(undefined);
-      setError(errorOf(reply).message);
-      return;
-    }
-    setError(undefined);
-    setAnswer(reply.body);
+    await post('/_/api/try', request);
   };
   return (
     <section aria-labelledby="try-title">
@@ -92,11 +86,7 @@ export function TryView(props: { readonly tables: readonly string[] }) {
         ) : null}
         <button type="submit">Send as this caller</button>
       </form>
-      {error === undefined ? null : (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {answer === undefined ? null : (
         <div data-testid="try-answer">
           <p>
