@@ -37,14 +37,20 @@ export type ColumnRule =
 
 export const ALL_COLUMNS: ColumnRule = Object.freeze({ kind: 'all' });
 
-const Star = createToken({ name: 'Star', pattern: /\*/ });
-const Except = createToken({ name: 'Except', pattern: /except/i, longer_alt: Identifier });
+const Star = createToken({ name: 'Star', pattern: /\*/, line_breaks: false });
+const Except = createToken({
+  name: 'Except',
+  pattern: /except/i,
+  longer_alt: Identifier,
+  line_breaks: false,
+});
 
 const columnRuleLexer = new Lexer(
   [WhiteSpace, Except, Identifier, QuotedIdentifier, Comma, LParen, RParen, Star],
   {
     positionTracking: 'full',
     ensureOptimizations: false,
+    safeMode: true,
     skipValidations: true,
   },
 );

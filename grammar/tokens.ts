@@ -10,12 +10,24 @@ export const Identifier = createToken({
   name: 'Identifier',
   pattern: /[A-Za-z_][A-Za-z0-9_]*/,
   categories: [Name],
+  line_breaks: false,
 });
 
 const keyword = (name: string, word: string): TokenType =>
-  createToken({ name, pattern: new RegExp(word, 'i'), longer_alt: Identifier, categories: [Name] });
+  createToken({
+    name,
+    pattern: new RegExp(word, 'i'),
+    longer_alt: Identifier,
+    categories: [Name],
+    line_breaks: false,
+  });
 
-export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /\s+/, group: Lexer.SKIPPED });
+export const WhiteSpace = createToken({
+  name: 'WhiteSpace',
+  pattern: /\s+/,
+  group: Lexer.SKIPPED,
+  line_breaks: true,
+});
 export const And = keyword('And', 'and');
 export const Or = keyword('Or', 'or');
 export const Not = keyword('Not', 'not');
@@ -31,21 +43,37 @@ export const From = keyword('From', 'from');
 export const Where = keyword('Where', 'where');
 
 /** `"order"`: a column named like a keyword, or with any other character; `""` is a quote. */
-export const QuotedIdentifier = createToken({ name: 'QuotedIdentifier', pattern: /"(?:[^"]|"")+"/ });
-export const StringLiteral = createToken({ name: 'StringLiteral', pattern: /'(?:[^']|'')*'/ });
-export const DecimalLiteral = createToken({ name: 'DecimalLiteral', pattern: /-?[0-9]+\.[0-9]+/ });
-export const IntegerLiteral = createToken({ name: 'IntegerLiteral', pattern: /-?[0-9]+/ });
+export const QuotedIdentifier = createToken({
+  name: 'QuotedIdentifier',
+  pattern: /"(?:[^"]|"")+"/,
+  line_breaks: true,
+});
+export const StringLiteral = createToken({
+  name: 'StringLiteral',
+  pattern: /'(?:[^']|'')*'/,
+  line_breaks: true,
+});
+export const DecimalLiteral = createToken({
+  name: 'DecimalLiteral',
+  pattern: /-?[0-9]+\.[0-9]+/,
+  line_breaks: false,
+});
+export const IntegerLiteral = createToken({
+  name: 'IntegerLiteral',
+  pattern: /-?[0-9]+/,
+  line_breaks: false,
+});
 
-export const NotEquals = createToken({ name: 'NotEquals', pattern: /!=|<>/ });
-export const LessOrEqual = createToken({ name: 'LessOrEqual', pattern: /<=/ });
-export const GreaterOrEqual = createToken({ name: 'GreaterOrEqual', pattern: />=/ });
-export const Less = createToken({ name: 'Less', pattern: /</ });
-export const Greater = createToken({ name: 'Greater', pattern: />/ });
-export const Equals = createToken({ name: 'Equals', pattern: /=/ });
-export const Dot = createToken({ name: 'Dot', pattern: /\./ });
-export const Comma = createToken({ name: 'Comma', pattern: /,/ });
-export const LParen = createToken({ name: 'LParen', pattern: /\(/ });
-export const RParen = createToken({ name: 'RParen', pattern: /\)/ });
+export const NotEquals = createToken({ name: 'NotEquals', pattern: /!=|<>/, line_breaks: false });
+export const LessOrEqual = createToken({ name: 'LessOrEqual', pattern: /<=/, line_breaks: false });
+export const GreaterOrEqual = createToken({ name: 'GreaterOrEqual', pattern: />=/, line_breaks: false });
+export const Less = createToken({ name: 'Less', pattern: /</, line_breaks: false });
+export const Greater = createToken({ name: 'Greater', pattern: />/, line_breaks: false });
+export const Equals = createToken({ name: 'Equals', pattern: /=/, line_breaks: false });
+export const Dot = createToken({ name: 'Dot', pattern: /\./, line_breaks: false });
+export const Comma = createToken({ name: 'Comma', pattern: /,/, line_breaks: false });
+export const LParen = createToken({ name: 'LParen', pattern: /\(/, line_breaks: false });
+export const RParen = createToken({ name: 'RParen', pattern: /\)/, line_breaks: false });
 
 /** Lexing order: keywords before Identifier, `<=`/`>=`/`<>` before `<`/`>`, decimals before integers. */
 export const allTokens: readonly TokenType[] = [
@@ -99,6 +127,7 @@ export const createPolicyLexer = (options: { readonly validate: boolean }): Lexe
   new Lexer([...allTokens], {
     positionTracking: 'full',
     ensureOptimizations: false,
+    safeMode: true,
     skipValidations: !options.validate,
   });
 
