@@ -2,7 +2,7 @@
 // correctness, counts round trips, then times interleaved rounds (reads — with the session read of
 // every rest contender, its `/rest/v1` reads, and the team membership read of the PostgreSQL paths
 // in the same rounds —, writes with the seed and `/rest/v1` single-row POSTs, logins) with the load driver in its own process, then
-// the lanes on databases of their own (CLI start-up, policy tests, pooler, hostile load), and writes BENCHMARKS.md, the chart and
+// the lanes on databases of their own (CLI start-up, policy tests, pooler, hostile load, the console's first screen), and writes BENCHMARKS.md, the chart and
 // results.json.
 
 import { execFile, execFileSync } from 'node:child_process';
@@ -84,6 +84,12 @@ import { measurePolicyTest, type PolicyTestReport } from './policy-test-lane.js'
 import { COLUMN_RULE_CONTENDERS, columnRuleTargets, type ColumnRuleReport } from './report-column-rules.js';
 import { policyTestTable, policyTestTargets } from './report-policy-test.js';
 import { measureStartup } from './startup.js';
+import {
+  consoleFirstScreenTarget,
+  firstScreenText,
+  measureConsoleFirstScreen,
+  type FirstScreenReport,
+} from './console-first-screen.js';
 import { HOSTILE_FULL, HOSTILE_SMOKE, hostileTable, measureHostile, type HostileReport } from './hostile.js';
 import {
   measurePooler,
@@ -1448,6 +1454,15 @@ async function main(): Promise<number> {
     const policyTest = await policyTestLane(options, restCli);
     const pooler = await poolerLane(options, restCli);
     const hostile = await hostileLane(options, restCli);
+    // The smoke run leaves it to the browser test, which runs the same measurement once.
+    const consoleFirstScreen: Measured<FirstScreenReport> =
+      options.mode === 'smoke'
+        ? { ok: false, reason: 'not run in smoke mode (the browser test runs it once)' }
+        : await ownLane(
+            'console',
+            () => measureConsoleFirstScreen({ restCli, runs: 5 }),
+            (r) => [firstScreenText(r)],
+          );
     const compiler = await compilerBench(options);
 
     const baseline = stateOf('baseline');
@@ -1586,6 +1601,7 @@ async function main(): Promise<number> {
         ...actionTripTargets(tripsByAction),
         ...startupTargets(startup),
         ...policyTestTargets(policyTest),
+        consoleFirstScreenTarget(consoleFirstScreen),
         ...poolerTargets(pooler),
       ],
       compilerBench: compiler,
