@@ -38,9 +38,9 @@ export interface WriteGuard {
   /** update: returns the patch to apply (e.g. a password replaced by its hash). */
   preparePatch?(patch: WriteRow, tx: DbSession): Promise<WriteRow>;
   /**
-   * create/update: every written row, before the transaction commits, with at least its primary
-   * key, as the caller reads it (masked columns masked): the hook reads the rows as the database
-   * stored them (defaults, coercions, triggers) in `tx` itself.
+   * create/update: every written row as the database stored it (defaults, coercions, triggers;
+   * every column, none masked), read again by its primary key before the transaction commits. A
+   * table without a primary key cannot be guarded so: its writes are refused.
    */
   checkStoredRows?(rows: readonly Row[], tx: DbSession): Promise<void>;
 }

@@ -305,6 +305,25 @@ async function oneStatement<T>(
   }
 }
 
+/**
+ * Hands a guard that judges stored rows the written rows as stored: every column, unmasked, read
+ * again by their primary key in `tx` (the answer's rows carry the key, but only the columns asked
+ * for, as the caller reads them).
+ */
+async function checkStoredRows(ctx: Ctx, tx: DbSession, written: readonly Row[]): Promise<void> {
+  const check = ctx.guard?.checkStoredRows;
+  if (check === undefined) return;
+  const { table } = ctx;
+  const { dialect } = ctx.deps;
+  const where = keyedWhere(table, written, dialect);
+  if (where === undefined) throw unverifiable(ctx.user, table.name);
+  const shape = { columns: selectedColumns(table, undefined) };
+  const { rows } = await query(ctx, tx, storedRowsStatement(table, where, shape, dialect));
+  if (rows.length !== written.length)
+    throw internalError('the written rows could not be read back by their key');
+  await check(rows, tx);
+}
+
 /** Inserts `rows` in one statement; their stored columns and flags (what `stored` asks for) by RETURNING. */
 async function insertReturning(
   ctx: Ctx,
@@ -373,7 +392,7 @@ async function createInTransaction(
           : await insertReturning(ctx, tx, [row], plan.stored);
       stored.push(...judged(ctx, 'create', plan.stored, written, { offset: index, many }));
     }
-    await ctx.guard?.checkStoredRows?.(stored, tx);
+    await checkStoredRows(ctx, tx, stored);
     return stored;
   });
 }
@@ -692,7 +711,7 @@ async function updateInTransaction(
         ? await updateReturning(ctx, tx, applied, where, plan.stored)
         : await updateReadBack(ctx, tx, applied, where, plan.stored);
     const rows = judged(ctx, 'update', plan.stored, stored);
-    await ctx.guard?.checkStoredRows?.(rows, tx);
+    await checkStoredRows(ctx, tx, rows);
     checkAffected(count, options);
     return { count, stored: rows };
   });

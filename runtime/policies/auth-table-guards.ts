@@ -2,7 +2,7 @@
 // `/auth_users` under the floor (runtime/enforce/auth-users-floor.ts), usernames validated (with
 // their case-insensitive key) and passwords validated and hashed; `/auth_policies` rows validated exactly like `auth policy add` (docs/policy-language.md).
 
-import { internalError, RestError } from '../../errors/rest-error.js';
+import { RestError } from '../../errors/rest-error.js';
 import { AUTH_POLICIES_TABLE, AUTH_USERS_TABLE, USERNAME_KEY_COLUMN } from '../auth/auth-ddl.js';
 import { createPasswordHasher, type PasswordHasher } from '../auth/passwords.js';
 import { normalizeUsername } from '../auth/usernames.js';
@@ -83,18 +83,14 @@ function policiesGuard(schema: SchemaSnapshot): WriteGuard {
     async preparePatch(patch) {
       return withStoredColumns(patch);
     },
-    // The rows as stored, read here (the answer's rows are as the caller reads them, masked),
-    // against every other row the transaction sees (the request's own included): a cycle closed by
-    // this write, or among the rows of one POST, is refused.
+    // The rows as stored, against every other row the transaction sees (the request's own
+    // included): a cycle closed by this write, or among the rows of one POST, is refused.
     async checkStoredRows(rows, tx) {
       const stored = await policiesIn(tx);
       for (const row of rows) {
         const id = Number(row['id']);
-        const written = stored.find((r) => r.id === id);
-        // Fail closed: a written row the transaction does not show cannot be judged.
-        if (written === undefined) throw internalError(`the written policy ${id} could not be read back`);
         validatePolicy(
-          written,
+          row,
           schema,
           stored.filter((r) => r.id !== id),
         );
