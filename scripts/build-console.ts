@@ -1,6 +1,8 @@
 // `npm run build`, after tsc: the policy console (docs/console.md) from ui/ — Preact and the policy
 // grammar bundled by esbuild into dist/console/assets/ under names that carry a hash of their
-// content, and dist/console/index.html that loads them. Nothing in the page comes from another host.
+// content (the policy editor and the grammar in a chunk of their own, fetched when the editor is
+// first opened), and dist/console/index.html that loads them. Nothing in the page comes from
+// another host.
 
 import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
@@ -32,6 +34,8 @@ async function bundleConsole(root: string): Promise<void> {
   const result = await build({
     absWorkingDir: root,
     entryPoints: ['ui/main.tsx', 'ui/console.css'],
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     tsconfig: 'ui/tsconfig.json',
     bundle: true,
     minify: true,
@@ -46,9 +50,15 @@ async function bundleConsole(root: string): Promise<void> {
     legalComments: 'none',
     logLevel: 'warning',
   });
-  const outputs = Object.keys(result.metafile.outputs).map((p) => basename(p));
-  const script = outputs.find((n) => n.endsWith('.js'));
-  const stylesheet = outputs.find((n) => n.endsWith('.css'));
+  // The page loads the entry; the chunks it imports (the policy editor and the grammar among them)
+  // are fetched by the browser from the same directory, the editor's only when first opened.
+  const outputs = Object.entries(result.metafile.outputs);
+  const named = (entry: string): string | undefined => {
+    const found = outputs.find(([, o]) => o.entryPoint === entry);
+    return found === undefined ? undefined : basename(found[0]);
+  };
+  const script = named('ui/main.tsx');
+  const stylesheet = outputs.map(([p]) => basename(p)).find((n) => n.endsWith('.css'));
   if (script === undefined || stylesheet === undefined)
     throw new Error('the console bundle is missing a file');
   writeFileSync(join(outdir, 'index.html'), indexHtml(script, stylesheet));

@@ -14,7 +14,7 @@ type Screen = 'login' | 'admins-only' | 'console';
 const TABS = ['Matrix', 'Policies', 'Explain', 'Try as', 'Tests'] as const;
 type Tab = (typeof TABS)[number];
 
-function Login(props: { readonly onLoggedIn: (screen: Screen) => void }) {
+function Login(props: { readonly onLoggedIn: (screen: Screen, matrix?: Matrix) => void }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | undefined>();
@@ -28,10 +28,11 @@ function Login(props: { readonly onLoggedIn: (screen: Screen) => void }) {
     }
     setToken(reply.body.token);
     setPassword('');
-    // The console's API answers admins only: 403 is a logged-in non-admin.
-    const probe = await call('POST', '/_/api/matrix', { caller: { kind: 'admin' } });
+    // The console's API answers admins only: 403 is a logged-in non-admin. The answer to an admin is
+    // the first screen's matrix (the anonymous caller's), handed to it rather than asked again.
+    const probe = await call<Matrix>('POST', '/_/api/matrix', { caller: { kind: 'anonymous' } });
     if (probe.status === 403) props.onLoggedIn('admins-only');
-    else if (probe.status === 200) props.onLoggedIn('console');
+    else if (probe.status === 200) props.onLoggedIn('console', probe.body);
     else {
       setToken(undefined);
       setError(errorOf(probe).message);
@@ -73,9 +74,9 @@ function Login(props: { readonly onLoggedIn: (screen: Screen) => void }) {
   );
 }
 
-function Console(props: { readonly onLogout: () => void }) {
+function Console(props: { readonly first: Matrix | undefined; readonly onLogout: () => void }) {
   const [tab, setTab] = useState<Tab>('Matrix');
-  const [matrix, setMatrix] = useState<Matrix | undefined>();
+  const [matrix, setMatrix] = useState<Matrix | undefined>(props.first);
   const [request, setRequest] = useState<ExplainRequest | undefined>();
   const tables = matrix?.tables.map((t) => t.table) ?? [];
   const hasColumns =
@@ -109,7 +110,7 @@ function Console(props: { readonly onLogout: () => void }) {
       </header>
       <main>
         <div hidden={tab !== 'Matrix'}>
-          <MatrixView onLoaded={setMatrix} onExplain={explain} />
+          <MatrixView first={props.first} onLoaded={setMatrix} onExplain={explain} />
         </div>
         {tab === 'Policies' ? <PoliciesView tables={tables} hasColumns={hasColumns} /> : null}
         {tab === 'Explain' ? (
@@ -124,6 +125,7 @@ function Console(props: { readonly onLogout: () => void }) {
 
 function App() {
   const [screen, setScreen] = useState<Screen>('login');
+  const [first, setFirst] = useState<Matrix | undefined>();
   const logout = (): void => {
     void call('POST', '/auth/logout');
     setToken(undefined);
@@ -131,7 +133,14 @@ function App() {
   };
   switch (screen) {
     case 'login':
-      return <Login onLoggedIn={setScreen} />;
+      return (
+        <Login
+          onLoggedIn={(next, matrix) => {
+            setFirst(matrix);
+            setScreen(next);
+          }}
+        />
+      );
     case 'admins-only':
       return (
         <main class="login">
@@ -143,7 +152,7 @@ function App() {
         </main>
       );
     case 'console':
-      return <Console onLogout={logout} />;
+      return <Console first={first} onLogout={logout} />;
   }
 }
 

@@ -14,13 +14,17 @@ const provenance = (cell: MatrixCell): string =>
   cell.policies.length === 0 ? 'no row' : cell.policies.map((id) => `#${id}`).join(' ');
 
 export interface MatrixViewProps {
+  /** The anonymous caller's matrix when already at hand (the login asked for it); else it is fetched. */
+  readonly first?: Matrix | undefined;
   readonly onLoaded: (matrix: Matrix) => void;
   readonly onExplain: (table: string, action: Action, caller: Caller) => void;
 }
 
 export function MatrixView(props: MatrixViewProps) {
   const [caller, setCaller] = useState<Caller | string>({ kind: 'anonymous' });
-  const [shown, setShown] = useState<{ readonly caller: Caller; readonly matrix: Matrix } | undefined>();
+  const [shown, setShown] = useState<{ readonly caller: Caller; readonly matrix: Matrix } | undefined>(
+    props.first === undefined ? undefined : { caller: { kind: 'anonymous' }, matrix: props.first },
+  );
   const [error, setError] = useState<string | undefined>();
   const load = async (who: Caller | string): Promise<void> => {
     if (typeof who === 'string') {
@@ -37,7 +41,7 @@ export function MatrixView(props: MatrixViewProps) {
     props.onLoaded(reply.body);
   };
   useEffect(() => {
-    void load({ kind: 'anonymous' });
+    if (props.first === undefined) void load({ kind: 'anonymous' });
   }, []);
   return (
     <section aria-labelledby="matrix-title">
