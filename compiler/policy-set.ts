@@ -6,6 +6,7 @@
 
 import { ast, hasSubquery, type Expr, type Position } from '../grammar/ast.js';
 import { parsePolicy } from '../grammar/parse-policy.js';
+import { printPolicy } from '../grammar/print-policy.js';
 import { PolicySyntaxError } from '../grammar/policy-syntax-error.js';
 import { analyze, conjuncts } from './analyze.js';
 import type { ColumnTypes } from './types.js';
@@ -24,6 +25,24 @@ import { compileToSql } from './sql/compile-predicate.js';
 import type { Dialect } from './sql/dialect.js';
 import type { SqlFragment } from './sql/fragment.js';
 import type { Action, AuthUser, PolicyRow } from './types.js';
+
+/**
+ * The chosen rows' expressions less those another one absorbs: a row whose conjuncts include every
+ * conjunct of another row adds no row to their OR (`a or (a and b)` is `a`, in SQL's three-valued
+ * logic too), and of two rows with the same conjuncts the first is kept. Such a row is written to
+ * grant columns under a narrower condition (docs/policy-language.md, Columns), and its column rule
+ * is read from the row itself: dropping it from the row predicate leaves the plain predicate, which
+ * the database can answer from the same index.
+ */
+export function withoutAbsorbed(exprs: readonly Expr[]): readonly Expr[] {
+  const sets = exprs.map((e) => new Set(conjuncts(e).map(printPolicy)));
+  const within = (small: ReadonlySet<string>, large: ReadonlySet<string>): boolean =>
+    [...small].every((c) => large.has(c));
+  return exprs.filter((_, i) => {
+    const mine = sets[i] as ReadonlySet<string>;
+    return !sets.some((other, j) => j !== i && within(other, mine) && (other.size < mine.size || j < i));
+  });
+}
 
 /** A policy row with its parsed expression, or the syntax error that keeps it from allowing anything. */
 export type ParsedPolicy =
@@ -211,8 +230,9 @@ function compilePolicy(resolution: Resolution, columns: ColumnTypes, ctx: Policy
       usableRows.push(Object.freeze({ row, expr: p.expr }));
     }
   }
+  const kept = withoutAbsorbed(usable);
   const expr: Expr =
-    usable.length === 0 ? ast.boolean(false) : usable.length === 1 ? (usable[0] as Expr) : ast.or(usable);
+    kept.length === 0 ? ast.boolean(false) : kept.length === 1 ? (kept[0] as Expr) : ast.or(kept);
   const analysis = analyze(expr, columns, relation);
   const missingColumns = Object.freeze([...missing]);
   const inlined = new Map<string, CompiledPolicy>();
