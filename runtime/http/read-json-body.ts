@@ -51,10 +51,14 @@ function tooLarge(maxBytes: number): RestError {
  * The body's bytes, read by the stream's events (an async iterator over the request cost every
  * write some 2 KB of garbage and several promise turns more: docs/performance.md). Past
  * `maxBytes` the rest is drained unkept, so the 413 reaches the client; past DRAIN_LIMIT_BYTES the
- * connection is dropped. A request that closes before its body ended rejects with that.
+ * connection is dropped. A request that closes before its body ended, or before it was read, rejects with that.
  */
 function readBytes(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  // Closed while the request was authenticated: a destroyed stream emits nothing more, so waiting
+  // for its events would never end.
+  if (req.destroyed)
+    return Promise.reject(clientGone(new Error('the request closed before its body was read')));
   const declared = Number(req.headers['content-length']);
   return new Promise((resolve, reject) => {
     let total = 0;

@@ -1,6 +1,7 @@
 // readJsonBody over real HTTP: a body in many chunks is read whole, one past the limit is 413
 // whether or not it declares its length, one past the drain limit drops the connection, and a
-// request that closes before its body ended rejects instead of waiting for ever.
+// request that closes before its body ended, or before it was read at all, rejects instead of
+// waiting for ever.
 
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,11 +17,15 @@ describe('readJsonBody', () => {
 
   beforeAll(async () => {
     server = createServer((req: IncomingMessage, res) => {
-      // `x-read: twice` reads the body, then asks for it again from the ended stream.
+      // `x-read: twice` reads the body, then asks for it again from the ended stream; `x-read: late`
+      // reads it only once the request has closed (as when its client left during authentication).
+      const mode = req.headers['x-read'];
       const read =
-        req.headers['x-read'] === 'twice'
+        mode === 'twice'
           ? readJsonBody(req, LIMITS).then(() => readJsonBody(req, LIMITS))
-          : readJsonBody(req, LIMITS);
+          : mode === 'late'
+            ? new Promise<void>((r) => req.once('close', r)).then(() => readJsonBody(req, LIMITS))
+            : readJsonBody(req, LIMITS);
       read.then(
         (value) => {
           outcomes.push({ value });
@@ -100,5 +105,26 @@ describe('readJsonBody', () => {
     req.destroy();
     for (let i = 0; i < 100 && outcomes.length === before; i++) await new Promise((r) => setTimeout(r, 10));
     expect(outcomes.slice(before)).toEqual([{ error: 'client_gone' }]);
+  });
+
+  it('rejects with client_gone when the request closed before its body was read, whole or not', async () => {
+    for (const [length, sent] of [
+      ['7', '{"a":1}'],
+      ['100', '{"a":'],
+    ] as const) {
+      const before = outcomes.length;
+      const req = request({
+        port,
+        host: '127.0.0.1',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': length, 'x-read': 'late' },
+      });
+      req.on('error', () => undefined);
+      req.write(sent);
+      await new Promise((r) => setTimeout(r, 50));
+      req.destroy();
+      for (let i = 0; i < 100 && outcomes.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(outcomes.slice(before), `${sent} of ${length} bytes`).toEqual([{ error: 'client_gone' }]);
+    }
   });
 });
