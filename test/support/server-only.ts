@@ -8,6 +8,11 @@ import { serverSkipReason } from './databases.js';
 type Case = (title: string, fn: () => Promise<void> | void, timeout?: number) => void;
 type Suite = (title: string, fn: () => void) => void;
 
+export interface SuiteOptions {
+  /** Run beside the file's other concurrent suites; the cases inside inherit it (vitest). */
+  readonly concurrent?: boolean;
+}
+
 const titled = (title: string, reason: string | undefined): string =>
   reason === undefined ? title : `${title} (skipped: ${reason})`;
 
@@ -18,7 +23,7 @@ export function serverIt(kind: DialectName = 'postgres'): Case {
 }
 
 /** `describe` for a suite that needs `kind`'s server. */
-export function serverDescribe(kind: DialectName = 'postgres'): Suite {
+export function serverDescribe(kind: DialectName = 'postgres', options: SuiteOptions = {}): Suite {
   const reason = serverSkipReason(kind);
-  return (title, fn) => describe.skipIf(reason !== undefined)(titled(title, reason), fn);
+  return (title, fn) => describe.skipIf(reason !== undefined)(titled(title, reason), options, fn);
 }

@@ -83,7 +83,11 @@ const TAMPERS: readonly Tamper[] = [
   },
 ];
 
-serverDescribe()('RLS tamper detection over HTTP (postgres)', () => {
+// Each mode below has its own database and server: the modes, and both suites, run side by side,
+// the cases of one mode one after another (they share its table and count its log lines).
+const sideBySide = serverDescribe('postgres', { concurrent: true });
+
+sideBySide('RLS tamper detection over HTTP (postgres)', () => {
   describe.each(MODES)('$name', (mode) => {
     let db: TestDatabase;
     let server: TestServer;
@@ -144,14 +148,14 @@ serverDescribe()('RLS tamper detection over HTTP (postgres)', () => {
       expect((await req('GET', '/notes?order=id', auth.alice)).json).toEqual(ALICE_ROWS);
     });
 
-    it('says which detection it uses when it starts', () => {
+    it.sequential('says which detection it uses when it starts', () => {
       const lines = server.log.lines.map((l) => String(l['msg']));
       expect(lines.filter((m) => m.startsWith('rls tamper detection:'))).toEqual([
         expect.stringContaining(mode.startLine) as unknown,
       ]);
     });
 
-    it.each(TAMPERS)(
+    it.sequential.each(TAMPERS)(
       '$name: restored within 2 s with no traffic, and never a hidden row while requests come',
       async (tamper) => {
         const generated = await catalog();
@@ -197,7 +201,7 @@ serverDescribe()('RLS tamper detection over HTTP (postgres)', () => {
       },
     );
 
-    it('names the table and what it found in the warning, and logs the restoration', async () => {
+    it.sequential('names the table and what it found in the warning, and logs the restoration', async () => {
       const restored = (): number =>
         server.log.lines.filter(
           (l) => l['table'] === 'notes' && String(l['msg']).startsWith('row-level security restored'),
@@ -339,7 +343,7 @@ const ALICE_SEES = [
 
 const bouncerReason = pgBouncerSkipReason();
 
-serverDescribe()('column privileges of the request role restored over HTTP (postgres)', () => {
+sideBySide('column privileges of the request role restored over HTTP (postgres)', () => {
   describe.each(PRIVILEGE_MODES)('$name', (mode) => {
     let db: TestDatabase;
     let server: TestServer;
@@ -421,7 +425,7 @@ serverDescribe()('column privileges of the request role restored over HTTP (post
       await db?.dropRoles(roles);
     });
 
-    const bouncerIt = mode.pooler && bouncerReason !== undefined ? it.skip : it;
+    const bouncerIt = mode.pooler && bouncerReason !== undefined ? it.skip : it.sequential;
 
     bouncerIt('says which detection it uses when it starts', () => {
       const lines = server.log.lines.map((l) => String(l['msg']));
