@@ -8,7 +8,7 @@ import { serverSkipReason } from './databases.js';
 type Case = (title: string, fn: () => Promise<void> | void, timeout?: number) => void;
 type Suite = (title: string, fn: () => void) => void;
 
-export interface SuiteOptions {
+export interface ServerSuiteOptions {
   /** Run beside the file's other concurrent suites; the cases inside inherit it (vitest). */
   readonly concurrent?: boolean;
 }
@@ -23,7 +23,7 @@ export function serverIt(kind: DialectName = 'postgres'): Case {
 }
 
 /** `describe` for a suite that needs `kind`'s server. */
-export function serverDescribe(kind: DialectName = 'postgres', options: SuiteOptions = {}): Suite {
+export function serverDescribe(kind: DialectName = 'postgres', options: ServerSuiteOptions = {}): Suite {
   const reason = serverSkipReason(kind);
   return (title, fn) => describe.skipIf(reason !== undefined)(titled(title, reason), options, fn);
 }
