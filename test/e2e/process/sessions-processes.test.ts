@@ -5,10 +5,9 @@
 import { afterAll, beforeAll, it, type ExpectStatic } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
 import { describeEachServer } from '../../support/each-database.js';
-import { runCli } from '../cli/run-cli.js';
 import { pollUntil } from '../../support/poll.js';
 import { newSecret } from '../../support/secret.js';
-import { spawnRest, type RestProcess } from './rest-process.js';
+import { runRest, spawnRest, type RestProcess } from './rest-process.js';
 
 const secret = newSecret();
 
@@ -124,7 +123,7 @@ describeEachServer(
       const user = await newUser(expect);
       const token = await login(expect, urls[0] ?? '', user.username, user.password);
       for (const url of urls) expect(await probe(url, token)).toBe(403);
-      const cli = await runCli(['-db.url', db.url, 'auth', 'user', 'admin', user.username, 'true']);
+      const cli = await runRest(['-db.url', db.url, 'auth', 'user', 'admin', user.username, 'true']);
       expect(cli.code, cli.stderr).toBe(0);
       for (const url of urls) expect(await statusWithin2s(url, token, 401)).toBe(401);
       const promoted = await login(expect, urls[1] ?? '', user.username, user.password);
