@@ -18,6 +18,10 @@ const SECRET = 'a quick start secret of more than thirty-two bytes';
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 
 // The databases' runs share nothing (a directory, a database and a server each): side by side.
+// Their processes then share the CPU with the other runs' on a loaded 2-core machine, so a run may
+// take longer than vitest's default limit without anything being wrong.
+const RUN_LIMIT_MS = 90_000;
+
 describeEachDatabase(
   'the quick start',
   (kind) => {
@@ -38,7 +42,7 @@ describeEachDatabase(
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('ends with a note alice reads and bob does not', async ({ expect }) => {
+    it('ends with a note alice reads and bob does not', { timeout: RUN_LIMIT_MS }, async ({ expect }) => {
       const options = { cwd: dir, env: { REST_AUTH_SECRET: SECRET } };
       const setup = await runRest([...dbArgs, 'auth', 'setup'], options);
       expect(setup.code, setup.stderr).toBe(0);
@@ -49,7 +53,10 @@ describeEachDatabase(
       expect(example.stdout).toMatch(/^created table notes \(id, user_id, body\);.*\nnext: serve it/);
       // A second `example` changes nothing, so the server starts while it runs.
       server = spawnRest([...dbArgs, '-addr', '127.0.0.1:0'], options);
-      const [again, url] = await Promise.all([runRest([...dbArgs, 'example'], options), server.started()]);
+      const [again, url] = await Promise.all([
+        runRest([...dbArgs, 'example'], options),
+        server.started(RUN_LIMIT_MS),
+      ]);
       expect([again.code, again.stderr]).toEqual([
         2,
         'rest: table notes already exists; nothing was changed\n',

@@ -64,7 +64,9 @@ describeEachServer(
       const serve = (): RestProcess =>
         spawnRest(['serve', '-db.url', db.url, '-auth.secret', secret, '-addr', '127.0.0.1:0']);
       processes = [serve(), serve()];
-      urls = await Promise.all(processes.map((p) => p.started()));
+      // Six servers start at once across the databases' blocks: on a loaded 2-core machine that
+      // can take longer than a lone start's 15 s.
+      urls = await Promise.all(processes.map((p) => p.started(45_000)));
       const setup = await post(`${urls[0]}/auth/setup`);
       if (setup.status !== 201) throw new Error(`auth setup answered ${setup.status}: ${await setup.text()}`);
       // The second process learns of the tables setup made through the first when its schema
