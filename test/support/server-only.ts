@@ -1,11 +1,11 @@
 // Cases that need a real database server of their kind: they skip where it is missing — and, for
 // PostgreSQL, on the embedded PGlite (several connections, roles, NOTIFY) — saying why in the title.
 
-import { describe, it } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import type { DialectName } from '../../compiler/types.js';
 import { serverSkipReason } from './databases.js';
 
-type Case = (title: string, fn: () => Promise<void> | void, timeout?: number) => void;
+type Case = (title: string, fn: (context: TestContext) => Promise<void> | void, timeout?: number) => void;
 type Suite = (title: string, fn: () => void) => void;
 
 export interface ServerSuiteOptions {
