@@ -253,36 +253,39 @@ for (const kind of ALL_KINDS) {
 
       // SQLite has no roles; a PostgreSQL or MariaDB login role may lack the right to create tables.
       const withRoles = kind === 'sqlite' ? it.skip : serverIt(kind);
-      withRoles('a login role that may not create the table gets one line saying what to do', async () => {
-        const ctx = await startAuthSuite(kind);
-        const weakRole = `rest_test_weak_${randomBytes(5).toString('hex')}`;
-        try {
-          await ctx.server.handle.close();
-          await ctx.sql.exec('DROP TABLE auth_login_throttle');
-          if (kind === 'postgres') await ctx.sql.exec('DELETE FROM migrations WHERE id = 3');
-          const weak = new URL(ctx.db.url);
-          weak.username = weakRole;
-          if (kind === 'postgres') {
-            await ctx.sql.exec(`CREATE ROLE ${weakRole} LOGIN`);
-            await ctx.sql.exec(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${weakRole}`);
-          } else if (kind === 'mysql') {
-            await ctx.sql.exec(`CREATE USER '${weakRole}'@'%'`);
-            await ctx.sql.exec(`GRANT SELECT ON ${ctx.db.name}.* TO '${weakRole}'@'%'`);
+      withRoles(
+        'a login role that may not create the table gets one line saying what to do',
+        async ({ expect }) => {
+          const ctx = await startAuthSuite(kind);
+          const weakRole = `rest_test_weak_${randomBytes(5).toString('hex')}`;
+          try {
+            await ctx.server.handle.close();
+            await ctx.sql.exec('DROP TABLE auth_login_throttle');
+            if (kind === 'postgres') await ctx.sql.exec('DELETE FROM migrations WHERE id = 3');
+            const weak = new URL(ctx.db.url);
+            weak.username = weakRole;
+            if (kind === 'postgres') {
+              await ctx.sql.exec(`CREATE ROLE ${weakRole} LOGIN`);
+              await ctx.sql.exec(`GRANT SELECT ON ALL TABLES IN SCHEMA public TO ${weakRole}`);
+            } else if (kind === 'mysql') {
+              await ctx.sql.exec(`CREATE USER '${weakRole}'@'%'`);
+              await ctx.sql.exec(`GRANT SELECT ON ${ctx.db.name}.* TO '${weakRole}'@'%'`);
+            }
+            const config = { ...ctx.config, db: { ...ctx.config.db, url: weak.toString() } };
+            await expect(startTestServer(config)).rejects.toMatchObject({
+              code: 'upgrade_failed',
+              message: expect.stringMatching(
+                /^the database was set up by an older version of rest and lacks auth_login_throttle, which could not be created \(.+\); start rest once with a login role that may create tables$/,
+              ),
+            });
+          } finally {
+            if (kind === 'mysql') await ctx.sql.exec(`DROP USER IF EXISTS '${weakRole}'@'%'`);
+            await ctx.sql.close();
+            await ctx.db.drop();
+            if (kind === 'postgres') await ctx.db.dropRoles([weakRole]);
           }
-          const config = { ...ctx.config, db: { ...ctx.config.db, url: weak.toString() } };
-          await expect(startTestServer(config)).rejects.toMatchObject({
-            code: 'upgrade_failed',
-            message: expect.stringMatching(
-              /^the database was set up by an older version of rest and lacks auth_login_throttle, which could not be created \(.+\); start rest once with a login role that may create tables$/,
-            ),
-          });
-        } finally {
-          if (kind === 'mysql') await ctx.sql.exec(`DROP USER IF EXISTS '${weakRole}'@'%'`);
-          await ctx.sql.close();
-          await ctx.db.drop();
-          if (kind === 'postgres') await ctx.db.dropRoles([weakRole]);
-        }
-      });
+        },
+      );
 
       it('a login before setup is 409 not_setup; right after setup on another server, it counts and succeeds', async ({
         expect,
