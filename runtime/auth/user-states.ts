@@ -60,24 +60,31 @@ export function createUserStates(options: UserStatesOptions): UserStates {
     const pending = inFlight.get(userId);
     if (pending !== undefined) return pending;
     const seen = changes;
-    const loading = (async () => {
-      try {
-        const state = (await loadUserStates(adapter, [userId])).get(userId) ?? null;
-        const entry: Entry = { state, missing: new Set() };
-        if (changes === seen) remember(userId, entry);
-        return entry;
-      } finally {
-        inFlight.delete(userId);
-      }
-    })();
+    const read = async (): Promise<Entry> => {
+      const state = (await loadUserStates(adapter, [userId])).get(userId) ?? null;
+      const entry: Entry = { state, missing: new Set() };
+      if (changes === seen) remember(userId, entry);
+      return entry;
+    };
+    const loading = read().finally(() => {
+      // A change heard meanwhile has already let a later read take this one's place.
+      if (inFlight.get(userId) === loading) inFlight.delete(userId);
+    });
     inFlight.set(userId, loading);
     return loading;
   }
 
+  // A read on its way may have started before the change: a request from now on never waits for
+  // it (it would answer what the change undid), but starts a read of its own.
   const changed = (userId: number | undefined): void => {
     changes += 1;
-    if (userId === undefined) entries.clear();
-    else entries.delete(userId);
+    if (userId === undefined) {
+      entries.clear();
+      inFlight.clear();
+    } else {
+      entries.delete(userId);
+      inFlight.delete(userId);
+    }
   };
 
   /** Re-reads every cached user, a batch per statement (the poll of MySQL/MariaDB and SQLite). */
