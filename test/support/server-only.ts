@@ -1,17 +1,12 @@
 // Cases that need a real database server of their kind: they skip where it is missing — and, for
 // PostgreSQL, on the embedded PGlite (several connections, roles, NOTIFY) — saying why in the title.
 
-import { describe, it, type TestContext } from 'vitest';
+import { describe, it } from 'vitest';
 import type { DialectName } from '../../compiler/types.js';
 import { serverSkipReason } from './databases.js';
 
-type Case = (title: string, fn: (context: TestContext) => Promise<void> | void, timeout?: number) => void;
+type Case = (title: string, fn: () => Promise<void> | void, timeout?: number) => void;
 type Suite = (title: string, fn: () => void) => void;
-
-export interface ServerSuiteOptions {
-  /** Run beside the file's other concurrent suites; the cases inside inherit it (vitest). */
-  readonly concurrent?: boolean;
-}
 
 const titled = (title: string, reason: string | undefined): string =>
   reason === undefined ? title : `${title} (skipped: ${reason})`;
@@ -23,7 +18,7 @@ export function serverIt(kind: DialectName = 'postgres'): Case {
 }
 
 /** `describe` for a suite that needs `kind`'s server. */
-export function serverDescribe(kind: DialectName = 'postgres', options: ServerSuiteOptions = {}): Suite {
+export function serverDescribe(kind: DialectName = 'postgres'): Suite {
   const reason = serverSkipReason(kind);
-  return (title, fn) => describe.skipIf(reason !== undefined)(titled(title, reason), options, fn);
+  return (title, fn) => describe.skipIf(reason !== undefined)(titled(title, reason), fn);
 }

@@ -8,12 +8,7 @@ import { newSecret } from '../../support/secret.js';
 import { expectError } from './matrix.js';
 import { forEachAuthDatabase, startAuthSuite, tableRows, type PolicyContext } from './policy-support.js';
 
-// Every suite of this file has its own databases and servers. The suites of each database run side by
-// side; the cases that set up a fresh database do not: beside the others, PostgreSQL's took 8 s
-// instead of 1 on an idle machine, and more than half of the time-out on a busy one.
-forEachAuthDatabase('auth endpoints', authEndpoints, { sideBySide: true });
-
-function authEndpoints(ctx: () => PolicyContext): void {
+forEachAuthDatabase('auth endpoints', (ctx) => {
   it('GET / reports auth on without a token', async () => {
     const reply = await ctx().http.get('/');
     expect(reply.status).toBe(200);
@@ -236,7 +231,7 @@ function authEndpoints(ctx: () => PolicyContext): void {
     expectError(reply, 404, 'not_found');
     expect(reply.json).toEqual({ error: { code: 'not_found', message: 'no such auth endpoint' } });
   });
-}
+});
 
 for (const kind of ALL_KINDS) {
   describe.skipIf(!isAvailable(kind))(`concurrent setups [${kind}]${skipReason(kind) ?? ''}`, () => {
@@ -329,10 +324,10 @@ forEachAuthDatabase(
       }
     });
   },
-  { hasher: 'production', sideBySide: true },
+  { hasher: 'production' },
 );
 
-describe.concurrent('auth disabled', () => {
+describe('auth disabled', () => {
   it.skipIf(!isAvailable('sqlite'))(
     'answers every /auth/* path 404 auth_disabled, creates nothing, reports auth off',
     async () => {

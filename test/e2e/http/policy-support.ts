@@ -111,11 +111,6 @@ export interface SuiteOptions {
   readonly pooler?: { readonly listen: boolean };
   /** How often the server looks for a changed schema (default 1 s): suites that change it wait less. */
   readonly schemaCheckIntervalMs?: number;
-  /**
-   * forEachAuthDatabase: the databases' suites run side by side (each has its own database and
-   * server, so they share nothing), the cases of one database still one after another.
-   */
-  readonly sideBySide?: boolean;
 }
 
 /** Every database; PostgreSQL twice, with the portable path and with native RLS (docs/row-level-security.md). */
@@ -129,10 +124,7 @@ const SUITE_TARGETS: ReadonlyArray<{ readonly kind: DialectName; readonly rls: b
       : [{ kind, rls: false }],
 );
 
-/**
- * Runs `body` once per database kind with a fresh database, server and accounts; with
- * `sideBySide`, the kinds at the same time.
- */
+/** Runs `body` once per database kind with a fresh database, server and accounts. */
 export function forEachAuthDatabase(
   title: string,
   body: (ctx: () => PolicyContext, kind: DialectName) => void,
@@ -141,31 +133,24 @@ export function forEachAuthDatabase(
   for (const { kind, rls } of SUITE_TARGETS) {
     const reason = skipReason(kind);
     const label = kind === 'postgres' ? `${kind} rls=${rls ? 'on' : 'off'}` : kind;
-    const suite = (): void => {
-      let ctx: PolicyContext | undefined;
-      beforeAll(async () => {
-        ctx = await startAuthSuite(kind, { ...options, rls });
-      });
-      afterAll(async () => {
-        await ctx?.server.handle.close();
-        await ctx?.sql.close();
-        await ctx?.db.drop();
-      });
-      body(() => {
-        if (ctx === undefined) throw new Error('the suite did not start');
-        return ctx;
-      }, kind);
-    };
-    const name = `${title} [${label}]${reason === undefined ? '' : ` — ${reason}`}`;
-    // Vitest runs a suite beside its siblings when the suite is concurrent, and its cases
-    // inherit that: the sequential suite inside keeps the cases of one database in order.
-    if (options.sideBySide === true) {
-      describe.skipIf(!isAvailable(kind))(name, { concurrent: true }, () => {
-        describe.sequential('in order', suite);
-      });
-    } else {
-      describe.skipIf(!isAvailable(kind))(name, suite);
-    }
+    describe.skipIf(!isAvailable(kind))(
+      `${title} [${label}]${reason === undefined ? '' : ` — ${reason}`}`,
+      () => {
+        let ctx: PolicyContext | undefined;
+        beforeAll(async () => {
+          ctx = await startAuthSuite(kind, { ...options, rls });
+        });
+        afterAll(async () => {
+          await ctx?.server.handle.close();
+          await ctx?.sql.close();
+          await ctx?.db.drop();
+        });
+        body(() => {
+          if (ctx === undefined) throw new Error('the suite did not start');
+          return ctx;
+        }, kind);
+      },
+    );
   }
 }
 

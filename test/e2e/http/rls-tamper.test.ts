@@ -83,11 +83,7 @@ const TAMPERS: readonly Tamper[] = [
   },
 ];
 
-// Each mode below has its own database and server: the modes, and both suites, run side by side,
-// the cases of one mode one after another (they share its table and count its log lines).
-const sideBySide = serverDescribe('postgres', { concurrent: true });
-
-sideBySide('RLS tamper detection over HTTP (postgres)', () => {
+serverDescribe()('RLS tamper detection over HTTP (postgres)', () => {
   describe.each(MODES)('$name', (mode) => {
     let db: TestDatabase;
     let server: TestServer;
@@ -148,14 +144,14 @@ sideBySide('RLS tamper detection over HTTP (postgres)', () => {
       expect((await req('GET', '/notes?order=id', auth.alice)).json).toEqual(ALICE_ROWS);
     });
 
-    it.sequential('says which detection it uses when it starts', () => {
+    it('says which detection it uses when it starts', () => {
       const lines = server.log.lines.map((l) => String(l['msg']));
       expect(lines.filter((m) => m.startsWith('rls tamper detection:'))).toEqual([
         expect.stringContaining(mode.startLine) as unknown,
       ]);
     });
 
-    it.sequential.each(TAMPERS)(
+    it.each(TAMPERS)(
       '$name: restored within 2 s with no traffic, and never a hidden row while requests come',
       async (tamper) => {
         const generated = await catalog();
@@ -201,7 +197,7 @@ sideBySide('RLS tamper detection over HTTP (postgres)', () => {
       },
     );
 
-    it.sequential('names the table and what it found in the warning, and logs the restoration', async () => {
+    it('names the table and what it found in the warning, and logs the restoration', async () => {
       const restored = (): number =>
         server.log.lines.filter(
           (l) => l['table'] === 'notes' && String(l['msg']).startsWith('row-level security restored'),
@@ -343,7 +339,7 @@ const ALICE_SEES = [
 
 const bouncerReason = pgBouncerSkipReason();
 
-sideBySide('column privileges of the request role restored over HTTP (postgres)', () => {
+serverDescribe()('column privileges of the request role restored over HTTP (postgres)', () => {
   describe.each(PRIVILEGE_MODES)('$name', (mode) => {
     let db: TestDatabase;
     let server: TestServer;
@@ -425,7 +421,7 @@ sideBySide('column privileges of the request role restored over HTTP (postgres)'
       await db?.dropRoles(roles);
     });
 
-    const bouncerIt = mode.pooler && bouncerReason !== undefined ? it.skip : it.sequential;
+    const bouncerIt = mode.pooler && bouncerReason !== undefined ? it.skip : it;
 
     bouncerIt('says which detection it uses when it starts', () => {
       const lines = server.log.lines.map((l) => String(l['msg']));

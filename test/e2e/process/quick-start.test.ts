@@ -6,10 +6,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../../compiler/types.js';
-import { createTestDatabase, type TestDatabase } from '../../support/databases.js';
-import { describeEachDatabase } from '../../support/each-database.js';
+import {
+  ALL_KINDS,
+  createTestDatabase,
+  isAvailable,
+  skipReason,
+  type TestDatabase,
+} from '../../support/databases.js';
 import { client } from '../../support/http.js';
 import { runRest, spawnRest, type RestProcess } from './rest-process.js';
 
@@ -17,71 +22,71 @@ const SECRET = 'a quick start secret of more than thirty-two bytes';
 
 const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 
-// The databases' runs share nothing (a directory, a database and a server each): side by side.
-// Their processes then share the CPU with the other runs' on a loaded 2-core machine, so a run may
-// take longer than vitest's default limit without anything being wrong.
-const RUN_LIMIT_MS = 90_000;
+for (const kind of ALL_KINDS) {
+  const reason = skipReason(kind);
+  describe.skipIf(!isAvailable(kind))(
+    `the quick start [${kind}]${reason === undefined ? '' : ` — ${reason}`}`,
+    () => {
+      let dir: string;
+      let db: TestDatabase | undefined;
+      let server: RestProcess | undefined;
+      /** The database flag: none on SQLite, where the default ./rest.db in the fresh directory is used. */
+      let dbArgs: string[];
 
-describeEachDatabase(
-  'the quick start',
-  (kind) => {
-    let dir: string;
-    let db: TestDatabase | undefined;
-    let server: RestProcess | undefined;
-    /** The database flag: none on SQLite, where the default ./rest.db in the fresh directory is used. */
-    let dbArgs: string[];
+      beforeAll(async () => {
+        dir = mkdtempSync(join(tmpdir(), 'rest-quick-start-'));
+        db = kind === 'sqlite' ? undefined : await createTestDatabase(kind as Exclude<DialectName, 'sqlite'>);
+        dbArgs = db === undefined ? [] : ['-db.url', db.url];
+      });
+      afterAll(async () => {
+        await server?.stop();
+        await db?.drop();
+        rmSync(dir, { recursive: true, force: true });
+      });
 
-    beforeAll(async () => {
-      dir = mkdtempSync(join(tmpdir(), 'rest-quick-start-'));
-      db = kind === 'sqlite' ? undefined : await createTestDatabase(kind as Exclude<DialectName, 'sqlite'>);
-      dbArgs = db === undefined ? [] : ['-db.url', db.url];
-    });
-    afterAll(async () => {
-      await server?.stop();
-      await db?.drop();
-      rmSync(dir, { recursive: true, force: true });
-    });
+      it('ends with a note alice reads and bob does not', async () => {
+        const options = { cwd: dir, env: { REST_AUTH_SECRET: SECRET } };
+        const setup = await runRest([...dbArgs, 'auth', 'setup'], options);
+        expect(setup.code, setup.stderr).toBe(0);
+        expect(setup.stdout).toMatch(/^username: admin\npassword: \S+\n$/);
 
-    it('ends with a note alice reads and bob does not', { timeout: RUN_LIMIT_MS }, async ({ expect }) => {
-      const options = { cwd: dir, env: { REST_AUTH_SECRET: SECRET } };
-      const setup = await runRest([...dbArgs, 'auth', 'setup'], options);
-      expect(setup.code, setup.stderr).toBe(0);
-      expect(setup.stdout).toMatch(/^username: admin\npassword: \S+\n$/);
+        const example = await runRest([...dbArgs, 'example'], options);
+        expect([example.code, example.stderr]).toEqual([0, '']);
+        expect(example.stdout).toMatch(/^created table notes \(id, user_id, body\);.*\nnext: serve it/);
+        const again = await runRest([...dbArgs, 'example'], options);
+        expect([again.code, again.stderr]).toEqual([
+          2,
+          'rest: table notes already exists; nothing was changed\n',
+        ]);
 
-      const example = await runRest([...dbArgs, 'example'], options);
-      expect([example.code, example.stderr]).toEqual([0, '']);
-      expect(example.stdout).toMatch(/^created table notes \(id, user_id, body\);.*\nnext: serve it/);
-      // A second `example` changes nothing, so the server starts while it runs.
-      server = spawnRest([...dbArgs, '-addr', '127.0.0.1:0'], options);
-      const [again, url] = await Promise.all([
-        runRest([...dbArgs, 'example'], options),
-        server.started(RUN_LIMIT_MS),
-      ]);
-      expect([again.code, again.stderr]).toEqual([
-        2,
-        'rest: table notes already exists; nothing was changed\n',
-      ]);
-      const http = client(url);
-      const signUp = async (name: string): Promise<{ id: number; token: string }> => {
-        const credentials = { username: name, password: `${name}-secret-1` };
-        const registered = await http.post('/auth/register', credentials);
-        expect(registered.status).toBe(201);
-        const login = await http.post('/auth/login', credentials);
-        expect(login.status).toBe(200);
-        return { id: (registered.json as { id: number }).id, token: (login.json as { token: string }).token };
-      };
-      const [alice, bob] = await Promise.all([signUp('alice'), signUp('bob')]);
+        server = spawnRest([...dbArgs, '-addr', '127.0.0.1:0'], options);
+        const http = client(await server.started());
+        const users: Record<string, { id: number; token: string }> = {};
+        for (const name of ['alice', 'bob']) {
+          const credentials = { username: name, password: `${name}-secret-1` };
+          const registered = await http.post('/auth/register', credentials);
+          expect(registered.status).toBe(201);
+          const login = await http.post('/auth/login', credentials);
+          expect(login.status).toBe(200);
+          users[name] = {
+            id: (registered.json as { id: number }).id,
+            token: (login.json as { token: string }).token,
+          };
+        }
+        const alice = users['alice'];
+        const bob = users['bob'];
+        if (alice === undefined || bob === undefined) throw new Error('both users logged in');
 
-      const written = await http.post('/notes', { body: 'hello from alice' }, bearer(alice.token));
-      const note = { id: 1, user_id: alice.id, body: 'hello from alice' };
-      expect([written.status, written.json]).toEqual([201, note]);
-      const read = async (token: string) => {
-        const reply = await http.get('/notes', bearer(token));
-        return [reply.status, reply.json];
-      };
-      expect(await read(alice.token)).toEqual([200, [note]]);
-      expect(await read(bob.token)).toEqual([200, []]);
-    });
-  },
-  { concurrent: true },
-);
+        const written = await http.post('/notes', { body: 'hello from alice' }, bearer(alice.token));
+        const note = { id: 1, user_id: alice.id, body: 'hello from alice' };
+        expect([written.status, written.json]).toEqual([201, note]);
+        const read = async (token: string) => {
+          const reply = await http.get('/notes', bearer(token));
+          return [reply.status, reply.json];
+        };
+        expect(await read(alice.token)).toEqual([200, [note]]);
+        expect(await read(bob.token)).toEqual([200, []]);
+      });
+    },
+  );
+}
