@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ACTIONS, type Action, type Caller, type ColumnsExplanation, type ExplainBody } from './api.js';
 import { CallerPicker } from './caller-picker.js';
+import { Choice } from './choice.js';
 import { ColumnsTable } from './columns-view.js';
 import { ErrorAlert } from './error-alert.js';
 import { useAnswer } from './use-answer.js';
@@ -107,26 +108,8 @@ export function ExplainView(props: {
         }}
       >
         {props.request === undefined ? <CallerPicker id="explain-caller" onChange={setCaller} /> : null}
-        <label for="explain-table">Table</label>
-        <select id="explain-table" value={table} onChange={(e) => setTable(e.currentTarget.value)}>
-          {props.tables.map((t) => (
-            <option key={t} value={t}>
-              {t}
-            </option>
-          ))}
-        </select>
-        <label for="explain-action">Action</label>
-        <select
-          id="explain-action"
-          value={action}
-          onChange={(e) => setAction(e.currentTarget.value as Action)}
-        >
-          {ACTIONS.map((a) => (
-            <option key={a} value={a}>
-              {a}
-            </option>
-          ))}
-        </select>
+        <Choice id="explain-table" label="Table" value={table} options={props.tables} onChange={setTable} />
+        <Choice id="explain-action" label="Action" value={action} options={ACTIONS} onChange={setAction} />
         <label for="explain-row">Row key (optional)</label>
         <input id="explain-row" value={row} onInput={(e) => setRow(e.currentTarget.value)} />
         <button type="submit">Explain</button>

@@ -5,6 +5,7 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, errorOf, type Escalation } from './api.js';
+import { Choice } from './choice.js';
 import { ProblemView } from './problem-view.js';
 import { columnsProblem, expressionProblem, serverProblem, type Problem } from './validate.js';
 
@@ -77,31 +78,21 @@ export function PolicyEditor(props: EditorProps) {
       }}
     >
       <h3>{draft.id === undefined ? 'New policy' : `Edit policy #${draft.id}`}</h3>
-      <label for="policy-table">Table</label>
-      <select
+      <Choice
         id="policy-table"
-        ref={first}
+        label="Table"
+        selectRef={first}
         value={draft.table_name}
-        onChange={(e) => set({ table_name: e.currentTarget.value })}
-      >
-        {['all', ...props.tables].map((t) => (
-          <option key={t} value={t}>
-            {t}
-          </option>
-        ))}
-      </select>
-      <label for="policy-action">Action</label>
-      <select
+        options={['all', ...props.tables]}
+        onChange={(table_name) => set({ table_name })}
+      />
+      <Choice
         id="policy-action"
+        label="Action"
         value={draft.action}
-        onChange={(e) => set({ action: e.currentTarget.value })}
-      >
-        {POLICY_ACTIONS.map((a) => (
-          <option key={a} value={a}>
-            {a}
-          </option>
-        ))}
-      </select>
+        options={POLICY_ACTIONS}
+        onChange={(action) => set({ action })}
+      />
       <label for="policy-expression">Expression (empty: allow)</label>
       <textarea
         id="policy-expression"

@@ -3,6 +3,7 @@
 
 import { useState } from 'preact/hooks';
 import type { Caller, TryAnswer, TryBody } from './api.js';
+import { Choice } from './choice.js';
 import { ErrorAlert } from './error-alert.js';
 import { useAnswer } from './use-answer.js';
 import { CallerPicker } from './caller-picker.js';
@@ -45,26 +46,8 @@ export function TryView(props: { readonly tables: readonly string[] }) {
         }}
       >
         <CallerPicker id="try-caller" onChange={setCaller} />
-        <label for="try-method">Method</label>
-        <select
-          id="try-method"
-          value={method}
-          onChange={(e) => setMethod(e.currentTarget.value as (typeof METHODS)[number])}
-        >
-          {METHODS.map((m) => (
-            <option key={m} value={m}>
-              {m}
-            </option>
-          ))}
-        </select>
-        <label for="try-table">Table</label>
-        <select id="try-table" value={table} onChange={(e) => setTable(e.currentTarget.value)}>
-          {props.tables.map((t) => (
-            <option key={t} value={t}>
-              {t}
-            </option>
-          ))}
-        </select>
+        <Choice id="try-method" label="Method" value={method} options={METHODS} onChange={setMethod} />
+        <Choice id="try-table" label="Table" value={table} options={props.tables} onChange={setTable} />
         <label for="try-query">Query (PostgREST style, e.g. id=eq.1&amp;select=id,title)</label>
         <input
           id="try-query"
