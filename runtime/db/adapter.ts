@@ -16,8 +16,18 @@ export interface QueryResult {
   readonly insertId?: number;
 }
 
+/**
+ * A statement as an adapter runs it. `typedAs`: result columns that carry a table column's values
+ * through an expression (a masked column, `CASE WHEN … THEN c END AS c`), by name. A database
+ * types an expression's result by its value alone (SQLite gives it no declared type; MariaDB
+ * keeps no JSON or boolean mark on it), so the adapter reads such a column as the table column reads.
+ */
+export interface Statement extends RenderedSql {
+  readonly typedAs?: ReadonlyMap<string, ColumnInfo>;
+}
+
 export interface DbSession {
-  query(sql: RenderedSql): Promise<QueryResult>;
+  query(sql: Statement): Promise<QueryResult>;
 }
 
 export interface ColumnInfo {
@@ -80,7 +90,7 @@ export interface DbAdapter extends DbSession {
   /** PostgreSQL and SQLite (≥ 3.35): all three; MariaDB ≥ 10.5: INSERT and DELETE; MySQL: none. */
   readonly returning: Returning;
   /** One statement, its own transaction; `options.signal` as in RunOptions. */
-  query(sql: RenderedSql, options?: RunOptions): Promise<QueryResult>;
+  query(sql: Statement, options?: RunOptions): Promise<QueryResult>;
   /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
   transaction<T>(fn: (tx: DbSession) => Promise<T>, options?: RunOptions): Promise<T>;
   /** Trusted, parameterless SQL (DDL of setup and migrations); never request data. */

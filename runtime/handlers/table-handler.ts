@@ -140,8 +140,22 @@ const readColumns = (ctx: Ctx): ReadColumns | undefined => ctx.columns?.read;
 
 const notFound = (table: string): RestError => new RestError('not_found', `no such row in ${table}`);
 
+/** The table columns of the caller's masked columns, which come back through an expression. */
+function maskedColumns(ctx: Ctx): ReadonlyMap<string, ColumnInfo> | undefined {
+  const masks = readColumns(ctx)?.masks;
+  if (masks === undefined || masks.size === 0) return undefined;
+  const columns = new Map<string, ColumnInfo>();
+  for (const name of masks.keys()) {
+    const column = ctx.table.columnsByName.get(name);
+    if (column !== undefined) columns.set(name, column);
+  }
+  return columns;
+}
+
 async function query(ctx: Ctx, session: DbSession, statement: SqlFragment) {
-  return session.query(renderSql(ctx.deps.dialect, statement, ctx.user));
+  const sql = renderSql(ctx.deps.dialect, statement, ctx.user);
+  const typedAs = maskedColumns(ctx);
+  return session.query(typedAs === undefined ? sql : { ...sql, typedAs });
 }
 
 /** Runs `fn` in a transaction of its own; with `rollback`, answers with its result and writes nothing. */

@@ -142,6 +142,29 @@ describe.each(ALL_KINDS)('%s adapter', (kind) => {
       expect(JSON.parse(JSON.stringify(rows[0]))).toStrictEqual({ id, ...output });
     });
 
+    it('reads an expression that carries a column (a masked column, typedAs) as that column', async () => {
+      const table = (await f.adapter.introspect()).tables.get('types');
+      if (table === undefined) throw new Error('types was not introspected');
+      const quote = (name: string) => f.adapter.dialect.quoteIdent(name);
+      const typedAs = new Map(
+        table.columns.filter((c) => (COLUMNS as readonly string[]).includes(c.name)).map((c) => [c.name, c]),
+      );
+      // Every value shown (ids after 0) or masked (none after the largest id).
+      const statement = (after: number) => ({
+        text: `SELECT ${COLUMNS.map((c) => `(CASE WHEN id > ${after} THEN ${quote(c)} END) AS ${quote(c)}`).join(', ')} FROM types ORDER BY id`,
+        values: [],
+        typedAs,
+      });
+      const plain = await q(f.adapter, f.adapter.dialect, 'SELECT * FROM types ORDER BY id');
+      expect(plain.rows.length).toBeGreaterThan(0);
+      const shown = await f.adapter.query(statement(0));
+      expect(shown.rows.map(pick)).toStrictEqual(plain.rows.map(pick));
+      const masked = await f.adapter.query(statement(Number.MAX_SAFE_INTEGER));
+      expect(masked.rows.map(pick)).toStrictEqual(
+        plain.rows.map(() => Object.fromEntries(COLUMNS.map((c) => [c, null]))),
+      );
+    });
+
     it('runs trusted DDL with several statements through exec()', async () => {
       await f.adapter.exec(
         'CREATE TABLE multi1 (id integer PRIMARY KEY); CREATE TABLE multi2 (id integer PRIMARY KEY);',

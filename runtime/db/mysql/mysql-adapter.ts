@@ -4,7 +4,6 @@
 
 import mysql from 'mysql2/promise';
 import { mysqlDialect } from '../../../compiler/sql/mysql-dialect.js';
-import type { RenderedSql } from '../../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../../compiler/types.js';
 import type {
   DbAdapter,
@@ -14,6 +13,7 @@ import type {
   Row,
   RunOptions,
   SchemaSnapshot,
+  Statement,
 } from '../adapter.js';
 import {
   CONNECT_TIMEOUT_MS,
@@ -177,14 +177,21 @@ class MysqlAdapter implements DbAdapter {
     return found;
   }
 
+  /**
+   * How each result column converts. A boolean is TINYINT(1); an expression over one (a masked
+   * column) is a wider TINYINT, recognised through the statement's `typedAs`.
+   */
   async #converters(
     fields: readonly mysql.FieldPacket[],
     via: Queryable,
+    typedAs: Statement['typedAs'],
   ): Promise<(readonly [string, Convert])[]> {
     const converters: (readonly [string, Convert])[] = [];
     for (const f of fields) {
       const type = f.columnType ?? f.type;
-      if (type === FIELD.TINY && f.columnLength === 1) converters.push([f.name, booleanValue]);
+      const carried = f.orgName ? undefined : typedAs?.get(f.name);
+      if (type === FIELD.TINY && (f.columnLength === 1 || carried?.type === 'boolean'))
+        converters.push([f.name, booleanValue]);
       else if (type === FIELD.FLOAT) converters.push([f.name, float32Value]);
       else if (type === FIELD.DATETIME) converters.push([f.name, datetimeValue]);
       else if (type === FIELD.TIMESTAMP) converters.push([f.name, timestampValue]);
@@ -201,7 +208,7 @@ class MysqlAdapter implements DbAdapter {
     return converters;
   }
 
-  async #run(via: Queryable, sql: RenderedSql): Promise<QueryResult> {
+  async #run(via: Queryable, sql: Statement): Promise<QueryResult> {
     try {
       const [result, fields] = await via.execute(
         sql.text,
@@ -214,7 +221,7 @@ class MysqlAdapter implements DbAdapter {
           : { rows: [], rowCount: header.affectedRows };
       }
       const rows = result as Record<string, unknown>[];
-      const converters = rows.length === 0 ? [] : await this.#converters(fields, via);
+      const converters = rows.length === 0 ? [] : await this.#converters(fields, via, sql.typedAs);
       for (const row of rows) for (const [name, convert] of converters) row[name] = convert(row[name]);
       return { rows: rows as Row[], rowCount: rows.length };
     } catch (e) {
@@ -222,7 +229,7 @@ class MysqlAdapter implements DbAdapter {
     }
   }
 
-  async query(sql: RenderedSql, options?: RunOptions): Promise<QueryResult> {
+  async query(sql: Statement, options?: RunOptions): Promise<QueryResult> {
     this.#ensureOpen();
     const signal = options?.signal;
     if (signal === undefined) return await this.#run(this.#pool, sql);
@@ -311,7 +318,7 @@ class MysqlAdapter implements DbAdapter {
     this.#ensureOpen();
     const signal = options?.signal;
     return this.#withConnection(signal, async (connection, broken) => {
-      const run = (sql: RenderedSql): Promise<QueryResult> => {
+      const run = (sql: Statement): Promise<QueryResult> => {
         // A client gone mid-transaction: nothing more is sent, and the transaction rolls back.
         throwIfGone(signal);
         return this.#run(connection, sql);

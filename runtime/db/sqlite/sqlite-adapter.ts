@@ -5,7 +5,6 @@ import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { sqliteDialect } from '../../../compiler/sql/sqlite-dialect.js';
-import type { RenderedSql } from '../../../compiler/sql/fragment.js';
 import type { ColumnType } from '../../../compiler/types.js';
 import { internalError } from '../../../errors/rest-error.js';
 import type {
@@ -16,6 +15,7 @@ import type {
   Row,
   RunOptions,
   SchemaSnapshot,
+  Statement,
 } from '../adapter.js';
 import type { AdapterOptions } from '../adapter-options.js';
 import { buildSnapshot, type IntrospectedColumn, type IntrospectedKeyPart } from '../build-snapshot.js';
@@ -58,6 +58,15 @@ function classifyDeclaredType(declared: string | null | undefined): {
     return { type: 'text', readAs: 'plain' };
   if (/real|floa|doub|dec|numeric/.test(t)) return { type: 'decimal', readAs: 'decimal' };
   return { type: 'other', readAs: 'plain' };
+}
+
+/**
+ * How a result column reads: as its declared type, or, for an expression that carries a table
+ * column's values (Statement.typedAs), as that column's declared type.
+ */
+function readAsOf(column: Database.ColumnDefinition, typedAs: Statement['typedAs']): ReadAs {
+  const declared = column.type ?? (column.column === null ? typedAs?.get(column.name)?.dbType : undefined);
+  return classifyDeclaredType(declared).readAs;
 }
 
 const ZONED = /(Z|[+-]\d{2}(:?\d{2})?)$/i;
@@ -173,7 +182,7 @@ class SqliteAdapter implements DbAdapter {
    * schema_changed for a statement that SQLite could not compile (SQLITE_ERROR: "no such column",
    * "no such table") on a schema other than the one last introspected.
    */
-  #execute(sql: RenderedSql): QueryResult {
+  #execute(sql: Statement): QueryResult {
     try {
       return this.#executeNow(sql);
     } catch (e) {
@@ -187,7 +196,7 @@ class SqliteAdapter implements DbAdapter {
     return this.#db.pragma('schema_version', { simple: true }) !== this.#introspectedVersion;
   }
 
-  #executeNow(sql: RenderedSql): QueryResult {
+  #executeNow(sql: Statement): QueryResult {
     const stmt = this.#prepare(sql.text);
     const values = sql.values.map(bindSqlite);
     if (!stmt.reader) {
@@ -198,7 +207,7 @@ class SqliteAdapter implements DbAdapter {
     }
     const rows = stmt.all(...values) as Record<string, unknown>[];
     if (rows.length > 0) {
-      const columns = stmt.columns().map((c) => [c.name, classifyDeclaredType(c.type).readAs] as const);
+      const columns = stmt.columns().map((c) => [c.name, readAsOf(c, sql.typedAs)] as const);
       for (const row of rows) for (const [name, readAs] of columns) row[name] = readValue(row[name], readAs);
     }
     return { rows: rows as Row[], rowCount: rows.length };
@@ -243,7 +252,7 @@ class SqliteAdapter implements DbAdapter {
 
   // A statement runs synchronously to its end (nothing can interrupt it, docs/operations.md): a
   // request whose client has gone is dropped only before it starts, or while it waits for the lock.
-  query(sql: RenderedSql, options?: RunOptions): Promise<QueryResult> {
+  query(sql: Statement, options?: RunOptions): Promise<QueryResult> {
     const signal = options?.signal;
     return this.#outsideTransaction(() => {
       throwIfGone(signal);

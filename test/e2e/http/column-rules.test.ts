@@ -20,12 +20,24 @@ import {
 const DDL: Readonly<Record<DialectName, readonly string[]>> = {
   postgres: [
     'CREATE TABLE people (id serial PRIMARY KEY, user_id integer, name varchar(40), email varchar(40) UNIQUE, note varchar(40), internal varchar(40))',
+    ...['typed', 'typed_plain'].map(
+      (t) =>
+        `CREATE TABLE ${t} (id integer PRIMARY KEY, user_id integer, done boolean, price numeric(10,2), data jsonb, at timestamptz)`,
+    ),
   ],
   mysql: [
     'CREATE TABLE people (id int AUTO_INCREMENT PRIMARY KEY, user_id int, name varchar(40), email varchar(40) UNIQUE, note varchar(40), internal varchar(40))',
+    ...['typed', 'typed_plain'].map(
+      (t) =>
+        `CREATE TABLE ${t} (id int PRIMARY KEY, user_id int, done boolean, price decimal(10,2), data json, at datetime)`,
+    ),
   ],
   sqlite: [
     'CREATE TABLE people (id INTEGER PRIMARY KEY AUTOINCREMENT, user_id INTEGER, name varchar(40), email varchar(40) UNIQUE, note varchar(40), internal varchar(40))',
+    ...['typed', 'typed_plain'].map(
+      (t) =>
+        `CREATE TABLE ${t} (id INTEGER PRIMARY KEY, user_id INTEGER, done boolean, price decimal(10,2), data json, at datetime)`,
+    ),
   ],
 };
 
@@ -70,7 +82,14 @@ const POLICIES = [
   },
   { table_name: 'people', action: 'update', expression: 'auth_user.is_authenticated', columns: 'name' },
   { table_name: 'people', action: 'delete', expression: 'user_id = auth_user.id', columns: null },
+  // Typed values: `typed` masks every typed column outside the caller's rows; `typed_plain`, the
+  // same rows, has no column rule.
+  { table_name: 'typed', action: 'read', expression: 'user_id = auth_user.id', columns: null },
+  { table_name: 'typed', action: 'read', expression: 'true', columns: 'id, user_id' },
+  { table_name: 'typed_plain', action: 'read', expression: 'true', columns: null },
 ];
+
+const TYPED_COLUMNS = ['id', 'user_id', 'done', 'price', 'data', 'at'];
 
 const COLUMNS = ['id', 'user_id', 'name', 'email', 'note', 'internal'];
 
@@ -124,6 +143,27 @@ forEachAuthDatabase(
 
     describe.each(DIALECTS)('$name dialect', ({ base }) => {
       const path = `${base}/people`;
+
+      it('shows a masked value as the column type reads it: the same as a read without rules', async () => {
+        const c = ctx();
+        const rows = [
+          [1, c.alice.id, true, 12.5, '{"tags": ["a", "b"], "n": 1}', '2024-01-02 03:04:05'],
+          [2, c.bob.id, false, 7, '[1, 2]', '2024-02-03 04:05:06'],
+        ] as const;
+        await resetRows(c, 'typed', TYPED_COLUMNS, rows);
+        await resetRows(c, 'typed_plain', TYPED_COLUMNS, rows);
+        const masked = await c.http.get(`${base}/typed?order=id`, as(c, 'alice'));
+        const plain = await c.http.get(`${base}/typed_plain?order=id`, as(c, 'alice'));
+        expect([masked.status, plain.status], masked.text).toEqual([200, 200]);
+        const [mine, theirs] = masked.json as Array<Record<string, unknown>>;
+        const [plainMine] = plain.json as Array<Record<string, unknown>>;
+        expect(mine).toEqual(plainMine);
+        expect(mine).toMatchObject({ done: true, data: { tags: ['a', 'b'], n: 1 } });
+        expect(theirs).toMatchObject({ done: null, price: null, data: null, at: null });
+        // A filter on a masked typed column compares the typed value.
+        const done = await c.http.get(`${base}/typed?done=eq.true&select=id`, as(c, 'alice'));
+        expect(byId(done)).toEqual([{ id: 1 }]);
+      });
 
       it('masks email outside the owner rows, hides note, and shows everything to an admin', async () => {
         const c = ctx();
