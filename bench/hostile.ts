@@ -12,10 +12,10 @@
 // `npm run bench` runs it (bench/run.ts); `npm run bench:hostile` runs it alone (bench/hostile-cli.ts).
 
 import { randomBytes } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { requestRoleName } from '../runtime/rls/request-role.js';
+import { sendAndHold } from './abandoned-request.js';
 import { restCommand } from './contenders.js';
 import { startDriver, type Driver } from './driver-client.js';
 import type { LoadRequest } from './driver-protocol.js';
@@ -244,21 +244,6 @@ const jsonHeaders = (token: string): Record<string, string> => ({
   ...bearer(token),
   'content-type': 'application/json',
 });
-
-/** A raw HTTP/1.1 POST on a socket of its own, left open (the answer is never read). */
-function sendAndHold(baseUrl: string, path: string, token: string, body: string): Promise<Socket> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => {
-      socket.write(
-        `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n` +
-          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-      resolve(socket);
-    });
-    socket.on('error', reject);
-  });
-}
 
 /** Looks until no slow write was seen for QUIET_MS; the last time one was, after `since`. */
 async function untilSlowGone(

@@ -8,8 +8,8 @@
 // early is the cancel. The burst of the last case closes 5 ms after sending, as an attacker's
 // clients would. SQLite runs each statement to its end (docs/operations.md): no case here.
 
-import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendAndHold } from '../../../bench/abandoned-request.js';
 import type { DialectName } from '../../../compiler/types.js';
 import { createTestDatabase, serverSkipReason, type TestDatabase } from '../../support/databases.js';
 import { client, type Client, type Reply } from '../../support/http.js';
@@ -96,21 +96,6 @@ async function slowRunning(sql: RawSql, kind: Kind): Promise<number> {
          WHERE DB = DATABASE() AND STATE = 'User sleep'`,
   );
   return Number(rows[0]?.['n']);
-}
-
-/** A raw HTTP/1.1 POST of `body` on a socket of its own, left open (the answer is never read). */
-function sendAndHold(url: string, path: string, token: string, body: string): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => {
-      socket.write(
-        `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n` +
-          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-      );
-      resolve(socket);
-    });
-    socket.on('error', reject);
-  });
 }
 
 /**
