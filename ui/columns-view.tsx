@@ -3,6 +3,7 @@
 // one-line summary per matrix cell.
 
 import type { ColumnCondition, ColumnsExplanation, ReadColumns, WriteColumns } from './api.js';
+import { HeaderRow } from './header-row.js';
 
 const COLUMN_ACTIONS = ['read', 'create', 'update'] as const;
 type ColumnAction = (typeof COLUMN_ACTIONS)[number];
@@ -67,16 +68,7 @@ function AccessCell(props: { readonly access: Access }) {
 export function ColumnsTable(props: { readonly columns: ColumnsExplanation }) {
   return (
     <table class="columns" data-testid="columns">
-      <thead>
-        <tr>
-          <th scope="col">column</th>
-          {COLUMN_ACTIONS.map((a) => (
-            <th scope="col" key={a}>
-              {a}
-            </th>
-          ))}
-        </tr>
-      </thead>
+      <HeaderRow first="column" names={COLUMN_ACTIONS} />
       <tbody>
         {columnNames(props.columns).map((name) => (
           <tr key={name}>

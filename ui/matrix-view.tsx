@@ -6,6 +6,7 @@ import { ACTIONS, call, errorOf, type Action, type Caller, type Matrix, type Mat
 import { CallerPicker } from './caller-picker.js';
 import { columnsSummary } from './columns-view.js';
 import { ErrorAlert } from './error-alert.js';
+import { HeaderRow } from './header-row.js';
 
 const cellText = (cell: MatrixCell): string =>
   cell.decision === 'deny' ? `deny ${cell.status ?? ''}` : cell.decision;
@@ -65,16 +66,7 @@ export function MatrixView(props: MatrixViewProps) {
             cell: the decision and the policy rows that decide it; choose one to explain it.
           </p>
           <table class="matrix" data-testid="matrix">
-            <thead>
-              <tr>
-                <th scope="col">table</th>
-                {ACTIONS.map((a) => (
-                  <th scope="col" key={a}>
-                    {a}
-                  </th>
-                ))}
-              </tr>
-            </thead>
+            <HeaderRow first="table" names={ACTIONS} />
             <tbody>
               {shown.matrix.tables.map((t) => (
                 <tr key={t.table}>
