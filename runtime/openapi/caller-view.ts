@@ -36,27 +36,30 @@ export interface CallerViewInput {
   readonly policies: PolicySet | undefined;
 }
 
-/** The columns `action`'s column rules keep from this caller (enforce/request-columns.ts). */
+/** The body keys `action`'s column rules keep from this caller (enforce/request-columns.ts). */
 function ruledOut(
   table: TableInfo,
   user: AuthUser,
   policies: PolicySet,
   snapshot: SchemaSnapshot,
-  action: Action,
+  action: 'create' | 'update',
 ): ReadonlySet<string> {
   const policy = policies.policyFor(table.name, action, policyColumnTypes(table), schemaTypesOf(snapshot));
-  if (action === 'read') return readColumnsOf(policy, table, user, portableCondition)?.hidden ?? NONE;
   return writeColumnsOf(policy, table, user, portableCondition)?.never ?? NONE;
 }
 
 const NONE: ReadonlySet<string> = new Set();
 
+/** A masked column reads as null in the rows its condition does not show: nullable to this caller. */
+const maskedNullable = (column: ColumnInfo): ColumnInfo =>
+  column.nullable ? column : { ...column, nullable: true };
+
 /**
  * The columns of `table` a caller may read and write: every column but the secret ones
  * (`auth_users.password`, its hidden key), those the column rules hide from the caller's reads
- * (docs/policy-language.md) and, in a body, those neither `create` nor `update` lets the caller
- * write; with auth on, for a non-admin not the admin-only columns of `auth_users` in a body (the
- * floor of docs/authentication.md).
+ * (docs/policy-language.md), the masked ones nullable, and, in a body, those neither `create` nor
+ * `update` lets the caller write; with auth on, for a non-admin not the admin-only columns of
+ * `auth_users` in a body (the floor of docs/authentication.md).
  */
 export function callerColumns(
   table: TableInfo,
@@ -66,8 +69,18 @@ export function callerColumns(
 ): { readonly readable: readonly ColumnInfo[]; readonly writable: readonly ColumnInfo[] } {
   const columns = table.columns.filter((c) => !isSecretColumn(table.name, c.name));
   if (policies === undefined) return { readable: columns, writable: columns };
-  const hidden = ruledOut(table, user, policies, snapshot, 'read');
-  const readable = hidden.size === 0 ? columns : columns.filter((c) => !hidden.has(c.name));
+  const read = readColumnsOf(
+    policies.policyFor(table.name, 'read', policyColumnTypes(table), schemaTypesOf(snapshot)),
+    table,
+    user,
+    portableCondition,
+  );
+  const readable =
+    read === undefined
+      ? columns
+      : columns
+          .filter((c) => !read.hidden.has(c.name))
+          .map((c) => (read.masks.has(c.name) ? maskedNullable(c) : c));
   const notCreated = ruledOut(table, user, policies, snapshot, 'create');
   const notUpdated = ruledOut(table, user, policies, snapshot, 'update');
   const adminOnly = table.name === AUTH_USERS_TABLE && !user.is_admin;
@@ -119,7 +132,7 @@ export function viewKey(view: CallerView): string {
     view.tables.map((t) => [
       t.table.name,
       [...t.actions].sort(),
-      t.readable.map((c) => c.name),
+      t.readable.map((c) => [c.name, c.nullable]),
       t.writable.map((c) => c.name),
     ]),
   ]);

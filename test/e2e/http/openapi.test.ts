@@ -190,6 +190,55 @@ forEachAuthDatabase('OpenAPI document', (ctx, kind) => {
     expect(doc.components.securitySchemes).toMatchObject({ bearer: { type: 'http', scheme: 'bearer' } });
   });
 
+  it("follows the caller's column rules: hidden left out, masked nullable, protected out of bodies", async () => {
+    await setPolicies(ctx(), [
+      // Alice reads id and author_id of every post and published of her own (masked), never title.
+      {
+        table_name: 'posts',
+        action: 'read',
+        expression: 'author_id = auth_user.id',
+        columns: '* except (title)',
+      },
+      {
+        table_name: 'posts',
+        action: 'read',
+        expression: 'auth_user.is_authenticated',
+        columns: 'id, author_id',
+      },
+      // She writes author_id and title, never id or published.
+      {
+        table_name: 'posts',
+        action: 'create',
+        expression: 'auth_user.is_authenticated',
+        columns: 'author_id, title',
+      },
+      { table_name: 'posts', action: 'update', expression: 'author_id = auth_user.id', columns: 'title' },
+    ]);
+    const { doc } = await fetchOpenApi(ctx().http, ctx().alice.auth.headers);
+    await expectValidOpenApi(doc);
+    const row = doc.components.schemas['table.posts'];
+    expect(Object.keys(row?.properties ?? {})).toEqual(['id', 'author_id', 'published']);
+    expect(row?.properties).toMatchObject({
+      id: { type: 'integer' },
+      author_id: { type: ['integer', 'null'] },
+      published: { type: ['boolean', 'null'] },
+    });
+    expect(row?.required).toEqual(['id', 'author_id', 'published']);
+    expect(Object.keys(doc.components.schemas['table.posts.insert']?.properties ?? {})).toEqual([
+      'author_id',
+      'title',
+    ]);
+    const filters = parameterNames(doc, '/rest/v1/posts', 'get').filter((p) => p.startsWith('query:'));
+    expect(filters).toContain('query:published');
+    expect(filters).not.toContain('query:title');
+    // Without the rules, published is a boolean that is never null.
+    await setPolicies(ctx(), [{ table_name: 'posts', action: 'all', expression: '' }]);
+    const plain = (await fetchOpenApi(ctx().http, ctx().alice.auth.headers)).doc;
+    expect(plain.components.schemas['table.posts']?.properties).toMatchObject({
+      published: { type: 'boolean' },
+    });
+  });
+
   it('gives an anonymous API key the anonymous document and a bad token 401', async () => {
     await setPolicies(ctx(), [{ table_name: 'plain', action: 'read', expression: '' }]);
     const anonymous = (await fetchOpenApi(ctx().http)).doc;

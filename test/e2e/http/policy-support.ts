@@ -223,6 +223,7 @@ export async function replacePolicies(
     readonly table_name: string;
     readonly action: string;
     readonly expression: string;
+    readonly columns?: string | null;
   }>,
 ): Promise<Reply | undefined> {
   const cleared = await ctx.http.delete('/auth_policies?id=gt.3', ctx.admin.auth);
