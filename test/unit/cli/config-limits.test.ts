@@ -4,17 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type ConfigSources } from '../../../cli/config/load-config.js';
 import { parsePositiveInteger, parseTimeout } from '../../../cli/config/parse-values.js';
-import { isRestError, type RestError } from '../../../errors/rest-error.js';
-
-function errorOf(fn: () => unknown): RestError {
-  try {
-    fn();
-  } catch (e) {
-    if (isRestError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a RestError');
-}
+import { errorOf } from '../../support/thrown.js';
 
 const load = (sources: Partial<ConfigSources>) => loadConfig({ flags: {}, env: {}, ...sources });
 const files = (content: Readonly<Record<string, string>>) => (path: string) => content[path] ?? '';

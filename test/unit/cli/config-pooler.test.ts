@@ -5,21 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, type ConfigSources } from '../../../cli/config/load-config.js';
 import { migrationUrlOf } from '../../../runtime/auth/setup.js';
 import { sessionUrlOf } from '../../../runtime/config.js';
-import { isRestError, type RestError } from '../../../errors/rest-error.js';
+import { errorOf } from '../../support/thrown.js';
 
 const PG = 'postgres://rest@pooler:6432/app';
 const DIRECT = 'postgres://rest@db:5432/app';
 const load = (sources: Partial<ConfigSources>) => loadConfig({ flags: {}, env: {}, ...sources });
-
-function errorOf(fn: () => unknown): RestError {
-  try {
-    fn();
-  } catch (e) {
-    if (isRestError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a RestError');
-}
 
 describe('-db.pooler and -db.listen_url', () => {
   it('are read from flags, the environment and the YAML file, flags first', () => {

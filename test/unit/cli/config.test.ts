@@ -3,19 +3,9 @@ import { parseConfigFile } from '../../../cli/config/config-file.js';
 import { loadConfig, type ConfigSources } from '../../../cli/config/load-config.js';
 import { normalizeArgv } from '../../../cli/config/normalize-argv.js';
 import { parseDuration, parseListenAddress, parseSwitch } from '../../../cli/config/parse-values.js';
-import { isRestError, type RestError } from '../../../errors/rest-error.js';
+import { errorOf } from '../../support/thrown.js';
 
 const SECRET = 'x'.repeat(32);
-
-function errorOf(fn: () => unknown): RestError {
-  try {
-    fn();
-  } catch (e) {
-    if (isRestError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a RestError');
-}
 
 const files = (content: Record<string, string>) => (path: string) => {
   const text = content[path];

@@ -1,21 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parsePolicy } from '../../../grammar/parse-policy.js';
-import { formatPolicyError, PolicySyntaxError } from '../../../grammar/policy-syntax-error.js';
+import { formatPolicyError } from '../../../grammar/policy-syntax-error.js';
+import { syntaxErrorOf } from '../../support/thrown.js';
 
 const OPERAND = 'a column, auth_user.<attr> or a literal';
 const AUTH = "id, username, is_admin, is_authenticated or claims.<name> after 'auth_user.'";
 const AFTER_OPERAND = "a comparison operator, 'is', 'in', 'not in', 'and', 'or' or end of input";
 const AFTER_CONDITION = "'and', 'or' or end of input";
-
-function errorOf(text: string): PolicySyntaxError {
-  try {
-    parsePolicy(text);
-  } catch (e) {
-    if (e instanceof PolicySyntaxError) return e;
-    throw e;
-  }
-  throw new Error(`${JSON.stringify(text)} parsed without error`);
-}
 
 const messages: readonly (readonly [string, string])[] = [
   // operands
@@ -99,7 +89,7 @@ const messages: readonly (readonly [string, string])[] = [
 
 describe('parsePolicy errors', () => {
   it.each(messages)('%j → %s', (text, message) => {
-    const error = errorOf(text);
+    const error = syntaxErrorOf(text);
     expect(error.message).toBe(message);
     expect(error.code).toBe('invalid_policy');
     expect(error.category).toBe('invalid_input');
@@ -127,7 +117,7 @@ describe('parsePolicy errors', () => {
       { line: 1, column: 129, offset: 128, expected: 'at most 128 characters', found: '130 characters' },
     ],
   ] as const)('%j carries line, column, offset, expected and found', (text, fields) => {
-    const error = errorOf(text);
+    const error = syntaxErrorOf(text);
     expect({
       line: error.line,
       column: error.column,
@@ -155,6 +145,6 @@ describe('formatPolicyError', () => {
     ['a = 1 or\r\n\tb # 2', "\tb # 2\n\t  ^\nunexpected character '#' at 2:4"],
     ['# a', "# a\n^\nunexpected character '#' at 1:1"],
   ])('shows the offending line of %j with a caret under the column', (text, expected) => {
-    expect(formatPolicyError(text, errorOf(text))).toBe(expected);
+    expect(formatPolicyError(text, syntaxErrorOf(text))).toBe(expected);
   });
 });

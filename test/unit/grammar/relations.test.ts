@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { ast, type Expr } from '../../../grammar/ast.js';
 import { parsePolicy } from '../../../grammar/parse-policy.js';
-import { PolicySyntaxError } from '../../../grammar/policy-syntax-error.js';
 import { printPolicy } from '../../../grammar/print-policy.js';
 import { stripPositions } from '../../support/policy-arbitraries.js';
+import { syntaxErrorOf } from '../../support/thrown.js';
 
 const eq = (left: Expr, right: Expr): Expr => ast.compare('=', left, right);
 const col = ast.column;
@@ -73,16 +73,6 @@ const cases: readonly (readonly [string, Expr, string])[] = [
   ],
 ];
 
-function errorOf(text: string): PolicySyntaxError {
-  try {
-    parsePolicy(text);
-  } catch (e) {
-    if (e instanceof PolicySyntaxError) return e;
-    throw e;
-  }
-  throw new Error(`${JSON.stringify(text)} parsed without error`);
-}
-
 describe('relations in the grammar', () => {
   it.each(cases)('%j parses', (text, expected) => {
     expect(stripPositions(parsePolicy(text))).toEqual(stripPositions(expected));
@@ -125,7 +115,7 @@ describe('relations in the grammar', () => {
     expect(stripPositions(parsePolicy('auth_user.claims.select = 1'))).toEqual(
       stripPositions(eq(ast.claim('select'), ast.integer(1))),
     );
-    expect(errorOf('select = 1').message).toBe(
+    expect(syntaxErrorOf('select = 1').message).toBe(
       "expected a column, auth_user.<attr> or a literal at 1:1, found 'select'",
     );
   });
@@ -134,7 +124,7 @@ describe('relations in the grammar', () => {
     const two = 'exists (select from b where exists (select from c where c.x = b.x))';
     expect(parsePolicy(two).kind).toBe('exists');
     const three = 'exists (select from b where exists (select from c where x in (select y from d)))';
-    const error = errorOf(three);
+    const error = syntaxErrorOf(three);
     expect(error.message).toBe("expected at most 2 levels of nested subqueries at 1:63, found 'select'");
     expect([error.line, error.column]).toEqual([1, 63]);
     // A sibling subquery is not nested.
@@ -161,13 +151,13 @@ describe('relations in the grammar', () => {
   ];
 
   it.each(errors)('%j → %s', (text, message) => {
-    const error = errorOf(text);
+    const error = syntaxErrorOf(text);
     expect(error.message).toBe(message);
     expect(error.message).toContain(`${error.line}:${error.column}`);
   });
 
   it('counts a subquery toward the 128-character limit', () => {
     const text = `exists (select from t where a = '${'x'.repeat(100)}')`;
-    expect(errorOf(text).message).toMatch(/^expression is longer than 128 characters/);
+    expect(syntaxErrorOf(text).message).toMatch(/^expression is longer than 128 characters/);
   });
 });

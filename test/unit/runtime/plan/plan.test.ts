@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { dialects } from '../../../../compiler/sql/dialects.js';
 import { SqlBuilder, renderSql, type RenderedSql } from '../../../../compiler/sql/fragment.js';
 import { ANONYMOUS, type ColumnType, type DialectName } from '../../../../compiler/types.js';
-import { isRestError, type RestError } from '../../../../errors/rest-error.js';
 import type { ColumnInfo, TableInfo } from '../../../../runtime/db/adapter.js';
 import {
   checkDeclaredLength,
@@ -24,6 +23,7 @@ import { parseTableRequest } from '../../../../runtime/request/parse-request.js'
 import type { JsonValue } from '../../../../runtime/request/types.js';
 import { sqliteTimestamp } from '../../../../compiler/sql/sqlite-dialect.js';
 import { fakeColumn } from '../../../support/fake-schema.js';
+import { errorOf } from '../../../support/thrown.js';
 
 const column = (
   name: string,
@@ -47,16 +47,6 @@ const table: TableInfo = {
   columnsByName: new Map(columns.map((c) => [c.name, c])),
   primaryKey: ['id'],
 };
-
-function errorOf(fn: () => unknown): RestError {
-  try {
-    fn();
-  } catch (e) {
-    if (isRestError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a RestError');
-}
 
 function read(kind: DialectName, query: string, key?: string): RenderedSql {
   const request = parseTableRequest({

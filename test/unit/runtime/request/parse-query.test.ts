@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isRestError, type RestError } from '../../../../errors/rest-error.js';
 import { parseQuery } from '../../../../runtime/request/parse-query.js';
-
-function errorOf(fn: () => unknown): RestError {
-  try {
-    fn();
-  } catch (e) {
-    if (isRestError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a RestError');
-}
+import { errorOf } from '../../../support/thrown.js';
 
 const pairs = (params: URLSearchParams): string[][] => [...params].map(([k, v]) => [k, v]);
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { isRestError, type RestError } from '../../../../errors/rest-error.js';
 import { parseInList, parseFilter } from '../../../../runtime/request/parse-filter.js';
 import { parseOrder } from '../../../../runtime/request/parse-order.js';
 import { parsePage } from '../../../../runtime/request/parse-page.js';
@@ -7,16 +6,7 @@ import { parseTableRequest, type TableRequestInput } from '../../../../runtime/r
 import { parseRoute } from '../../../../runtime/request/parse-route.js';
 import { parseSelect } from '../../../../runtime/request/parse-select.js';
 import { actionOf, type JsonValue } from '../../../../runtime/request/types.js';
-
-function errorOf(fn: () => unknown): RestError {
-  try {
-    fn();
-  } catch (e) {
-    if (isRestError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a RestError');
-}
+import { errorOf } from '../../../support/thrown.js';
 
 describe('parseRoute', () => {
   it.each([
