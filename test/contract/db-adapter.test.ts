@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../compiler/types.js';
 import type { Row } from '../../runtime/db/adapter.js';
 import { RestError } from '../../errors/rest-error.js';
+import { createAdapter } from '../../runtime/db/create-adapter.js';
 import { createSchemaCache } from '../../runtime/db/schema-cache.js';
 import { ALL_KINDS, isAvailable, skipReason } from '../support/databases.js';
 import { closeFixture, openFixture, q, rejection, type AdapterFixture } from './db-support.js';
@@ -163,6 +164,25 @@ describe.each(ALL_KINDS)('%s adapter', (kind) => {
       expect(masked.rows.map(pick)).toStrictEqual(
         plain.rows.map(() => Object.fromEntries(COLUMNS.map((c) => [c, null]))),
       );
+    });
+
+    it('reads a column another connection retyped with its new type once the schema is introspected', async () => {
+      const read = () => q(f.adapter, f.adapter.dialect, 'SELECT flag FROM retyped');
+      const other = await createAdapter(f.db.url, { poolSize: 1 });
+      try {
+        await other.exec('CREATE TABLE retyped (id integer PRIMARY KEY, flag integer)');
+        await other.exec('INSERT INTO retyped (id, flag) VALUES (1, 1)');
+        await f.adapter.introspect();
+        expect((await read()).rows).toStrictEqual([{ flag: 1 }]);
+        await other.exec('DROP TABLE retyped');
+        await other.exec('CREATE TABLE retyped (id integer PRIMARY KEY, flag boolean)');
+        await other.exec('INSERT INTO retyped (id, flag) VALUES (1, TRUE)');
+        await f.adapter.introspect();
+        expect((await read()).rows).toStrictEqual([{ flag: true }]);
+      } finally {
+        await other.exec('DROP TABLE IF EXISTS retyped');
+        await other.close();
+      }
     });
 
     it('runs trusted DDL with several statements through exec()', async () => {

@@ -156,6 +156,11 @@ class SqliteAdapter implements DbAdapter {
   readonly #db: Database.Database;
   readonly #lock = new Mutex();
   readonly #statements = new Map<string, Database.Statement>();
+  /**
+   * The result columns of each prepared read, asked of SQLite once: stmt.columns() costs more than
+   * the rest of a page's conversion. Forgotten with the schema (introspect(); exec() prepares anew).
+   */
+  #resultColumns = new WeakMap<Database.Statement, readonly Database.ColumnDefinition[]>();
   /** PRAGMA schema_version at the last introspection: the schema requests are planned against. */
   #introspectedVersion: unknown;
   #closed = false;
@@ -207,7 +212,12 @@ class SqliteAdapter implements DbAdapter {
     }
     const rows = stmt.all(...values) as Record<string, unknown>[];
     if (rows.length > 0) {
-      const columns = stmt.columns().map((c) => [c.name, readAsOf(c, sql.typedAs)] as const);
+      let definitions = this.#resultColumns.get(stmt);
+      if (definitions === undefined) {
+        definitions = stmt.columns();
+        this.#resultColumns.set(stmt, definitions);
+      }
+      const columns = definitions.map((c) => [c.name, readAsOf(c, sql.typedAs)] as const);
       for (const row of rows) for (const [name, readAs] of columns) row[name] = readValue(row[name], readAs);
     }
     return { rows: rows as Row[], rowCount: rows.length };
@@ -318,6 +328,7 @@ class SqliteAdapter implements DbAdapter {
       version: this.#db.pragma('schema_version', { simple: true }),
     }));
     this.#introspectedVersion = version;
+    this.#resultColumns = new WeakMap();
     const columns: IntrospectedColumn[] = [];
     const keyParts: { readonly table: string; readonly column: string; readonly position: number }[] = [];
     const keyCount = new Map<string, number>();
