@@ -103,6 +103,19 @@ const TYPE_CASES: readonly TypeCase[] = [
     },
   },
   {
+    name: 'JSON strings whose text is itself JSON',
+    input: () => ({
+      ...(Object.fromEntries(COLUMNS.map((c) => [c, null])) as Record<Column, null>),
+      j: JSON.stringify('123'),
+      js: JSON.stringify('{"a": true}'),
+    }),
+    output: {
+      ...(Object.fromEntries(COLUMNS.map((c) => [c, null])) as Record<Column, null>),
+      j: '123',
+      js: '{"a": true}',
+    },
+  },
+  {
     name: 'NULL in every column',
     input: () => Object.fromEntries(COLUMNS.map((c) => [c, null])) as Record<Column, null>,
     output: Object.fromEntries(COLUMNS.map((c) => [c, null])) as Record<Column, null>,

@@ -45,7 +45,7 @@ export interface MysqlConnectionConfig {
 }
 
 // Field types of the client/server protocol (https://mariadb.com/kb/en/result-set-packets/#field-types).
-const FIELD = { TINY: 1, FLOAT: 4, TIMESTAMP: 7, DATETIME: 12, BLOB: 252 } as const;
+const FIELD = { TINY: 1, FLOAT: 4, TIMESTAMP: 7, DATETIME: 12, JSON: 245, BLOB: 252 } as const;
 /** Character set number 63 marks binary strings (BLOB, VARBINARY). */
 const BINARY_CHARSET = 63;
 
@@ -178,8 +178,9 @@ class MysqlAdapter implements DbAdapter {
   }
 
   /**
-   * How each result column converts. A boolean is TINYINT(1); an expression over one (a masked
-   * column) is a wider TINYINT, recognised through the statement's `typedAs`.
+   * How each result column converts. A boolean is TINYINT(1); JSON is MySQL's JSON type or a
+   * MariaDB column with a json_valid check, parsed from its text once. An expression that carries
+   * a column (a masked column: a wider TINYINT, a LONGTEXT) converts as the statement's `typedAs` says.
    */
   async #converters(
     fields: readonly mysql.FieldPacket[],
@@ -195,6 +196,7 @@ class MysqlAdapter implements DbAdapter {
       else if (type === FIELD.FLOAT) converters.push([f.name, float32Value]);
       else if (type === FIELD.DATETIME) converters.push([f.name, datetimeValue]);
       else if (type === FIELD.TIMESTAMP) converters.push([f.name, timestampValue]);
+      else if (type === FIELD.JSON || carried?.dbType === 'json') converters.push([f.name, jsonValue]);
       else if (
         this.#mariadb &&
         type === FIELD.BLOB &&
@@ -449,6 +451,9 @@ export async function createMysqlAdapter(
     bigNumberStrings: false,
     decimalNumbers: true,
     dateStrings: true,
+    // JSON comes as its text and is parsed once here (#converters): MySQL's JSON type, and MariaDB's
+    // JSON columns (LONGTEXT with a json_valid check) whether or not the server marks them.
+    jsonStrings: true,
     // Each connection keeps its prepared statements; bound the cache so many distinct
     // statements stay under the server's max_prepared_stmt_count.
     maxPreparedStatements: 256,

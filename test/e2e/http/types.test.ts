@@ -67,6 +67,13 @@ forEachDatabase('type fidelity', (ctx) => {
     expect(created.json).toMatchObject({ big: 42, flag: false, doc: 'just a string', docb: 7, amount: 0.5 });
   });
 
+  it('keeps a JSON string whose text is itself JSON a string, written and read back', async () => {
+    const created = await ctx().http.post('/kinds', { doc: '123', docb: '{"a": true}' });
+    expect(created.json).toMatchObject({ doc: '123', docb: '{"a": true}' });
+    const { id } = created.json as { id: number };
+    expect((await ctx().http.get(`/kinds/${id}`)).json).toMatchObject({ doc: '123', docb: '{"a": true}' });
+  });
+
   it('filters by every type with the written value', async () => {
     const { id } = (await ctx().http.post('/kinds', { ...written, label: 'filter-me' })).json as {
       id: number;
