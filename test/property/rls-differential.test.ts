@@ -1,7 +1,7 @@
 // Differential property test of the two enforcement paths (docs/row-level-security.md): random policy sets ×
-// users × requests, sent over real HTTP to three servers — PostgreSQL with native RLS, PostgreSQL
-// with the portable path (-db.rls off) and SQLite — must give the same statuses, the same bodies
-// and leave the same rows. Policy rows may carry column rules (docs/policy-language.md "Columns"):
+// users × requests, sent over real HTTP to four servers — PostgreSQL with native RLS, PostgreSQL
+// with the portable path (-db.rls off), SQLite and MariaDB — must give the same statuses, the same
+// bodies (as sent: `true`, never `1`) and leave the same rows. Policy rows may carry column rules (docs/policy-language.md "Columns"):
 // then the requests also select, filter and order on hidden and masked columns and write bodies
 // with protected or conditionally granted keys; masks may depend on rows of an inner table
 // (`members`, itself under column rules), and each full read whose policy reads no other table is
@@ -23,7 +23,7 @@ import {
   type PolicyRow,
 } from '../../compiler/types.js';
 import { columnRuleArbitrary as columnRuleArbitraryOf } from '../support/column-rule-arbitraries.js';
-import { createTestDatabase, type TestDatabase } from '../support/databases.js';
+import { createTestDatabase, isAvailable, type TestDatabase } from '../support/databases.js';
 import { call, type Reply } from '../support/http.js';
 import { openRawSql, startTestServer, testConfig, type RawSql, type TestServer } from '../support/server.js';
 import { newSecret } from '../support/secret.js';
@@ -32,7 +32,9 @@ const NUM_RUNS = Number(process.env['FC_RUNS'] ?? 25);
 const COLUMN_RUNS = Number(process.env['FC_COLUMN_RUNS'] ?? 5);
 const SEED = process.env['FC_SEED'] === undefined ? undefined : Number(process.env['FC_SEED']);
 
-const DDL: Readonly<Record<'postgres' | 'sqlite', string>> = {
+const DDL: Readonly<Record<DialectName, string>> = {
+  mysql:
+    'CREATE TABLE docs (id int PRIMARY KEY, user_id int, org_id int, title varchar(50), level int, published boolean NOT NULL DEFAULT false)',
   postgres:
     'CREATE TABLE docs (id integer PRIMARY KEY, user_id integer, org_id integer, title varchar(50), level integer, published boolean NOT NULL DEFAULT false)',
   sqlite:
@@ -58,7 +60,7 @@ const SEED_ROWS: readonly SeedRow[] = [
 
 interface Target {
   readonly name: string;
-  readonly kind: 'postgres' | 'sqlite';
+  readonly kind: DialectName;
   readonly db: TestDatabase;
   readonly sql: RawSql;
   readonly server: TestServer;
@@ -386,15 +388,15 @@ function inAnyOrder(o: unknown): unknown {
   };
 }
 
-describe(`native RLS ≡ portable path ≡ SQLite (postgres)`, () => {
+describe(`native RLS ≡ portable path ≡ SQLite ≡ MariaDB (postgres)`, () => {
   const secret = newSecret();
   const key = new TextEncoder().encode(secret);
   const tokens = new Map<UserName, string>();
   let adminAuth: Record<string, string>;
   const targets: Target[] = [];
 
-  const start = async (name: string, kind: 'postgres' | 'sqlite', rls: boolean): Promise<Target> => {
-    const db = await createTestDatabase(kind satisfies DialectName);
+  const start = async (name: string, kind: DialectName, rls: boolean): Promise<Target> => {
+    const db = await createTestDatabase(kind);
     const sql = await openRawSql(db);
     await sql.exec(DDL[kind]);
     // The inner table of the relation policies of the column rules' test (docs/policy-language.md).
@@ -430,6 +432,7 @@ describe(`native RLS ≡ portable path ≡ SQLite (postgres)`, () => {
       await start('native', 'postgres', true),
       await start('portable', 'postgres', false),
       await start('sqlite', 'sqlite', false),
+      ...(isAvailable('mysql') ? [await start('mariadb', 'mysql', false)] : []),
     );
   }, 120_000);
   afterAll(async () => {
@@ -532,8 +535,7 @@ describe(`native RLS ≡ portable path ≡ SQLite (postgres)`, () => {
   ): Promise<void> => {
     for (const t of targets) await reset(t);
     const set = await Promise.all(targets.map((t) => setPolicies(t, policies)));
-    expect(set[1], 'setting policies').toEqual(set[0]);
-    expect(set[2], 'setting policies').toEqual(set[0]);
+    for (const answer of set.slice(1)) expect(answer, 'setting policies').toEqual(set[0]);
     const policy = reference ? await readPolicyNow() : undefined;
     for (const r of requests) {
       const token = tokens.get(r.user);
@@ -550,14 +552,14 @@ describe(`native RLS ≡ portable path ≡ SQLite (postgres)`, () => {
         r.path === '/docs?order=id'
           ? expectedRead(policy, authUserOf(r.user), await rowsOf(portableTarget))
           : undefined;
-      const [native, portable, sqlite] = await Promise.all(
+      const outcomes = await Promise.all(
         targets.map(async (t) => {
           const o = outcome(await call(t.server.url, r.method, r.path, options));
           return r.method === 'GET' ? o : inAnyOrder(o);
         }),
       );
-      expect(native, `native vs portable: ${label}`).toEqual(portable);
-      expect(sqlite, `sqlite vs portable: ${label}`).toEqual(portable);
+      const portable = outcomes[1];
+      targets.forEach((t, i) => expect(outcomes[i], `${t.name} vs portable: ${label}`).toEqual(portable));
       if (expected !== undefined) {
         const actual =
           (expected as { rows?: unknown }).rows === undefined
@@ -566,9 +568,8 @@ describe(`native RLS ≡ portable path ≡ SQLite (postgres)`, () => {
         expect(actual, `in-process meaning: ${label}`).toEqual(expected);
       }
     }
-    const [native, portable, sqlite] = await Promise.all(targets.map(rowsOf));
-    expect(native, 'stored rows').toEqual(portable);
-    expect(sqlite, 'stored rows').toEqual(portable);
+    const stored = await Promise.all(targets.map(rowsOf));
+    targets.forEach((t, i) => expect(stored[i], `stored rows: ${t.name} vs portable`).toEqual(stored[1]));
   };
 
   it('agrees on the counter-examples found so far', async () => {
