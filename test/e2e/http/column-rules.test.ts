@@ -86,6 +86,7 @@ const POLICIES = [
   // same rows, has no column rule.
   { table_name: 'typed', action: 'read', expression: 'user_id = auth_user.id', columns: null },
   { table_name: 'typed', action: 'read', expression: 'true', columns: 'id, user_id' },
+  { table_name: 'typed', action: 'update', expression: 'true', columns: 'done' },
   { table_name: 'typed_plain', action: 'read', expression: 'true', columns: null },
 ];
 
@@ -270,6 +271,25 @@ forEachAuthDatabase(
           ['bobby', 'bob@example.com'],
         ]);
       });
+    });
+
+    it('answers a write with masked values read as their column types', async () => {
+      const c = ctx();
+      await resetRows(c, 'typed', TYPED_COLUMNS, [
+        [1, c.alice.id, true, 12.5, '{"n": 1}', '2024-01-02 03:04:05'],
+        [2, c.bob.id, true, 7, '[1, 2]', '2024-02-03 04:05:06'],
+      ]);
+      // RETURNING where the database has it, else the read-back of the written rows.
+      const patched = await c.http.patch(
+        '/rest/v1/typed?id=gte.1',
+        { done: false },
+        as(c, 'alice', 'return=representation'),
+      );
+      expect(patched.status, patched.text).toBe(200);
+      expect(byId(patched).map((r) => [r['id'], r['done'], r['data']])).toEqual([
+        [1, false, { n: 1 }],
+        [2, null, null],
+      ]);
     });
 
     it('refuses an upsert setting a column not granted to it, and merges one that is', async () => {
