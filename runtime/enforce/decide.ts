@@ -5,7 +5,7 @@
 import type { ColumnTypes } from '../../compiler/types.js';
 import type { CompiledPolicy, Decision, PolicySet } from '../../compiler/policy-set.js';
 import type { SchemaTypes } from '../../compiler/scope.js';
-import type { AuthUser, ColumnType } from '../../compiler/types.js';
+import type { Action, AuthUser, ColumnType } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
 import { INTERNAL_TABLES } from '../auth/auth-ddl.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
@@ -50,6 +50,16 @@ export function schemaTypesOf(snapshot: SchemaSnapshot): SchemaTypes {
   return types;
 }
 
+/** The compiled policy of `action` on `table` under `set`, typed by the table and the schema. */
+export function tablePolicy(
+  set: PolicySet,
+  table: TableInfo,
+  action: Action,
+  schema: SchemaSnapshot,
+): CompiledPolicy {
+  return set.policyFor(table.name, action, policyColumnTypes(table), schemaTypesOf(schema));
+}
+
 /** The table's compiled policy for the action and its in-process decision for the user. */
 export type InProcessDecision =
   | { readonly kind: 'denied'; readonly reason: DenyReason }
@@ -75,7 +85,7 @@ function decideWith(
   compiled: PolicySet,
   { table, action, user, schema }: AuthorizationRequest,
 ): InProcessDecision {
-  const policy = compiled.policyFor(table.name, action, policyColumnTypes(table), schemaTypesOf(schema));
+  const policy = tablePolicy(compiled, table, action, schema);
   const missing = policy.missingColumns[0];
   if (missing !== undefined) return { kind: 'denied', reason: missingColumn(user, table.name, missing) };
   return { kind: 'decided', compiled, policy, decision: policy.decide(user) };

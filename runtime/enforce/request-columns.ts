@@ -14,7 +14,7 @@ import { renderInlinePostgres, type SqlFragment } from '../../compiler/sql/fragm
 import { postgresDialect } from '../../compiler/sql/postgres-dialect.js';
 import type { Action, AuthUser } from '../../compiler/types.js';
 import type { SchemaSnapshot, TableInfo } from '../db/adapter.js';
-import { policyColumnTypes, schemaTypesOf } from './decide.js';
+import { tablePolicy } from './decide.js';
 import { policyDenied } from './denials.js';
 
 export interface ReadColumns {
@@ -137,9 +137,7 @@ export interface ColumnsRequest {
 export function requestColumns(request: ColumnsRequest, sql: ConditionSql): RequestColumns | undefined {
   const { compiled, policy, table, action, user, schema } = request;
   const readPolicy =
-    action === 'read' || action === 'read_mine'
-      ? policy
-      : compiled.policyFor(table.name, 'read', policyColumnTypes(table), schemaTypesOf(schema));
+    action === 'read' || action === 'read_mine' ? policy : tablePolicy(compiled, table, 'read', schema);
   const read = readColumnsOf(readPolicy, table, user, sql);
   const write =
     action === 'create' || action === 'update' ? writeColumnsOf(policy, table, user, sql) : undefined;

@@ -8,7 +8,7 @@ import { printPolicy, type AuthUser, type CompiledPolicy, type PolicySet } from 
 import type { ColumnAccess, ReadAccess, WriteAccess } from '../../compiler/columns.js';
 import type { SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
-import { policyColumnTypes, schemaTypesOf } from '../enforce/decide.js';
+import { tablePolicy } from '../enforce/decide.js';
 
 /** A column shown or written only on the rows where `when` is TRUE. */
 export interface ColumnCondition {
@@ -80,7 +80,7 @@ export function explainColumns(
   user: AuthUser,
 ): ColumnsExplanation {
   const policyFor = (action: 'read' | 'create' | 'update'): CompiledPolicy =>
-    set.policyFor(table.name, action, policyColumnTypes(table), schemaTypesOf(schema));
+    tablePolicy(set, table, action, schema);
   const read = policyFor('read');
   const r = sort(read, table, user, read.columnRules?.read(user, table.primaryKey));
   const write = (action: 'create' | 'update'): WriteColumns => {

@@ -9,7 +9,7 @@ import { AUTH_USERS_TABLE, INTERNAL_TABLES } from '../auth/auth-ddl.js';
 import { isSecretColumn } from '../auth/secret-columns.js';
 import type { ColumnInfo, SchemaSnapshot, TableInfo } from '../db/adapter.js';
 import { ADMIN_ONLY_USER_COLUMNS } from '../enforce/auth-users-floor.js';
-import { decideInProcess, policyColumnTypes, schemaTypesOf } from '../enforce/decide.js';
+import { decideInProcess, tablePolicy } from '../enforce/decide.js';
 import { portableCondition, readColumnsOf, writeColumnsOf } from '../enforce/request-columns.js';
 
 export interface TableView {
@@ -44,8 +44,10 @@ function ruledOut(
   snapshot: SchemaSnapshot,
   action: 'create' | 'update',
 ): ReadonlySet<string> {
-  const policy = policies.policyFor(table.name, action, policyColumnTypes(table), schemaTypesOf(snapshot));
-  return writeColumnsOf(policy, table, user, portableCondition)?.never ?? NONE;
+  return (
+    writeColumnsOf(tablePolicy(policies, table, action, snapshot), table, user, portableCondition)?.never ??
+    NONE
+  );
 }
 
 const NONE: ReadonlySet<string> = new Set();
@@ -69,12 +71,7 @@ export function callerColumns(
 ): { readonly readable: readonly ColumnInfo[]; readonly writable: readonly ColumnInfo[] } {
   const columns = table.columns.filter((c) => !isSecretColumn(table.name, c.name));
   if (policies === undefined) return { readable: columns, writable: columns };
-  const read = readColumnsOf(
-    policies.policyFor(table.name, 'read', policyColumnTypes(table), schemaTypesOf(snapshot)),
-    table,
-    user,
-    portableCondition,
-  );
+  const read = readColumnsOf(tablePolicy(policies, table, 'read', snapshot), table, user, portableCondition);
   const readable =
     read === undefined
       ? columns
