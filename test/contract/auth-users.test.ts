@@ -5,7 +5,7 @@ import bcrypt from 'bcrypt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../compiler/types.js';
 import { RestError } from '../../errors/rest-error.js';
-import { bcryptHasher, createPasswordHasher } from '../../runtime/auth/passwords.js';
+import { createPasswordHasher } from '../../runtime/auth/passwords.js';
 import { DEFAULT_LOGIN_LIMITS, createLoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
 import type { LoginLimits, LoginRateLimiter } from '../../runtime/auth/rate-limiter.js';
 import { setupAuth } from '../../runtime/auth/setup.js';
@@ -19,6 +19,7 @@ import {
   isAvailable,
   skipReason,
 } from '../support/databases.js';
+import { TEST_HASHER } from '../support/server.js';
 import { serverIt } from '../support/server-only.js';
 import type { TestDatabase } from '../support/databases.js';
 
@@ -29,11 +30,10 @@ const PASSWORD_72 = 'é'.repeat(24) + '😀'.repeat(6);
 const PASSWORD_73 = `${PASSWORD_72}a`;
 
 const hasher = createPasswordHasher();
-// The same hashing at cost 4, some 60 times cheaper, where the cost changes nothing of what a case
-// proves: names, conflicts, limits. The production hasher writes Alice (whose cost is checked; her
-// logins compare at the cost of her hash, whoever serves them) and serves the comparison of
-// timings, whose dummy hash must cost what a real one does.
-const quick = bcryptHasher(4);
+// TEST_HASHER (the same hashing at cost 4, some 60 times cheaper) where the cost changes nothing of
+// what a case proves: names, conflicts, limits. The production hasher writes Alice (whose cost is
+// checked; her logins compare at the cost of her hash, whoever serves them) and serves the
+// comparison of timings, whose dummy hash must cost what a real one does.
 const GENEROUS: LoginLimits = {
   windowSeconds: 60,
   perUsernameAndAddress: 1000,
@@ -96,7 +96,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
       async (name) => {
         const before = await usersInDb(adapter);
         const e = await failure(
-          registerUser(adapter, { username: name, password: 'another pass' }, { hasher: quick }),
+          registerUser(adapter, { username: name, password: 'another pass' }, { hasher: TEST_HASHER }),
         );
         expect(e.category).toBe('conflict');
         expect(e.code).toBe('username_taken');
@@ -108,29 +108,32 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
       const elise = await registerUser(
         adapter,
         { username: NFC_ELISE, password: 'password1' },
-        { hasher: quick },
+        { hasher: TEST_HASHER },
       );
       expect(elise.username).toBe(NFC_ELISE);
       for (const name of [NFD_ELISE_LOWER, '\u00E9lise', 'E\u0301LISE', '\u00C9LISE']) {
         expect(
-          (await failure(registerUser(adapter, { username: name, password: 'password1' }, { hasher: quick })))
-            .code,
+          (
+            await failure(
+              registerUser(adapter, { username: name, password: 'password1' }, { hasher: TEST_HASHER }),
+            )
+          ).code,
         ).toBe('username_taken');
       }
       const plain = await registerUser(
         adapter,
         { username: 'Elise', password: 'password1' },
-        { hasher: quick },
+        { hasher: TEST_HASHER },
       );
       expect(plain.id).not.toBe(elise.id);
     });
 
     it('treats Straße and STRASSE as one user (full case folding)', async () => {
-      await registerUser(adapter, { username: 'Straße', password: 'password1' }, { hasher: quick });
+      await registerUser(adapter, { username: 'Straße', password: 'password1' }, { hasher: TEST_HASHER });
       expect(
         (
           await failure(
-            registerUser(adapter, { username: 'STRASSE', password: 'password1' }, { hasher: quick }),
+            registerUser(adapter, { username: 'STRASSE', password: 'password1' }, { hasher: TEST_HASHER }),
           )
         ).code,
       ).toBe('username_taken');
@@ -140,13 +143,13 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
       const emoji = await registerUser(
         adapter,
         { username: '😀'.repeat(32), password: 'password1' },
-        { hasher: quick },
+        { hasher: TEST_HASHER },
       );
       expect(emoji.username).toBe('😀'.repeat(32));
       const decomposed = await registerUser(
         adapter,
         { username: 'e\u0301'.repeat(32), password: 'password1' },
-        { hasher: quick },
+        { hasher: TEST_HASHER },
       );
       expect(decomposed.username).toBe('\u00E9'.repeat(32));
       const stored = (await usersInDb(adapter)).filter(
@@ -156,11 +159,11 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
     });
 
     it('keeps names differing by a trailing space apart from PAD SPACE collations by refusing the space', async () => {
-      await registerUser(adapter, { username: 'carol', password: 'password1' }, { hasher: quick });
+      await registerUser(adapter, { username: 'carol', password: 'password1' }, { hasher: TEST_HASHER });
       expect(
         (
           await failure(
-            registerUser(adapter, { username: 'carol ', password: 'password1' }, { hasher: quick }),
+            registerUser(adapter, { username: 'carol ', password: 'password1' }, { hasher: TEST_HASHER }),
           )
         ).code,
       ).toBe('invalid_username');
@@ -173,7 +176,11 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
       const names = ['Bob', 'bob', 'BOB', 'bOB', 'boB'];
       const results = await Promise.allSettled(
         names.map((username, i) =>
-          registerUser(i % 2 === 0 ? adapter : other, { username, password: 'password1' }, { hasher: quick }),
+          registerUser(
+            i % 2 === 0 ? adapter : other,
+            { username, password: 'password1' },
+            { hasher: TEST_HASHER },
+          ),
         ),
       );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
@@ -187,7 +194,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
       await registerUser(
         adapter,
         { username: 'root2', password: 'password1', is_admin: true },
-        { hasher: quick },
+        { hasher: TEST_HASHER },
       );
       const users = await listUsers(adapter);
       expect(users[0]).toEqual({ id: expect.any(Number), username: 'admin', is_admin: true });
@@ -199,17 +206,23 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
     it('refuses invalid input before writing anything', async () => {
       const before = await usersInDb(adapter);
       expect(
-        (await failure(registerUser(adapter, { username: 'dave', password: 'short' }, { hasher: quick })))
-          .code,
-      ).toBe('invalid_password');
-      expect(
-        (await failure(registerUser(adapter, { username: 'dave', password: PASSWORD_73 }, { hasher: quick })))
-          .code,
+        (
+          await failure(
+            registerUser(adapter, { username: 'dave', password: 'short' }, { hasher: TEST_HASHER }),
+          )
+        ).code,
       ).toBe('invalid_password');
       expect(
         (
           await failure(
-            registerUser(adapter, { username: 'da\u200Bve', password: 'password1' }, { hasher: quick }),
+            registerUser(adapter, { username: 'dave', password: PASSWORD_73 }, { hasher: TEST_HASHER }),
+          )
+        ).code,
+      ).toBe('invalid_password');
+      expect(
+        (
+          await failure(
+            registerUser(adapter, { username: 'da\u200Bve', password: 'password1' }, { hasher: TEST_HASHER }),
           )
         ).code,
       ).toBe('invalid_username');
@@ -253,8 +266,8 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
     });
 
     it('does not truncate: a 73-byte password fails although its first 72 bytes are the password', async () => {
-      await registerUser(adapter, { username: 'multibyte', password: PASSWORD_72 }, { hasher: quick });
-      const options = { limiter: generous(), clientAddress: '192.0.2.1', hasher: quick };
+      await registerUser(adapter, { username: 'multibyte', password: PASSWORD_72 }, { hasher: TEST_HASHER });
+      const options = { limiter: generous(), clientAddress: '192.0.2.1', hasher: TEST_HASHER };
       expect(
         (await authenticateUser(adapter, { username: 'multibyte', password: PASSWORD_72 }, options)).username,
       ).toBe('multibyte');
@@ -271,7 +284,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
           authenticateUser(
             adapter,
             { username: 'carol', password: 'wrong pass' },
-            { limiter, clientAddress: '198.51.100.7', hasher: quick },
+            { limiter, clientAddress: '198.51.100.7', hasher: TEST_HASHER },
           ),
         );
       }
@@ -279,7 +292,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
         authenticateUser(
           adapter,
           { username: 'CAROL', password: 'password1' },
-          { limiter, clientAddress: '198.51.100.7', hasher: quick },
+          { limiter, clientAddress: '198.51.100.7', hasher: TEST_HASHER },
         ),
       );
       expect(e.status).toBe(429);
@@ -288,7 +301,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
       const owner = await authenticateUser(
         adapter,
         { username: 'carol', password: 'password1' },
-        { limiter, clientAddress: '203.0.113.50', hasher: quick },
+        { limiter, clientAddress: '203.0.113.50', hasher: TEST_HASHER },
       );
       expect(owner.username).toBe('carol');
     });
@@ -333,7 +346,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
           authenticateUser(
             adapter,
             { username: `ghost${i}`, password: 'wrong pass' },
-            { limiter, clientAddress: '203.0.113.9', hasher: quick },
+            { limiter, clientAddress: '203.0.113.9', hasher: TEST_HASHER },
           ),
         );
       }
@@ -341,7 +354,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
         authenticateUser(
           adapter,
           { username: 'Alice', password: 'correct horse' },
-          { limiter, clientAddress: '203.0.113.9', hasher: quick },
+          { limiter, clientAddress: '203.0.113.9', hasher: TEST_HASHER },
         ),
       );
       expect(e.code).toBe('too_many_attempts');
@@ -350,7 +363,7 @@ describe.each(ALL_KINDS)('auth users on %s', (kind: DialectName) => {
           await authenticateUser(
             adapter,
             { username: 'Alice', password: 'correct horse' },
-            { limiter, clientAddress: '203.0.113.10', hasher: quick },
+            { limiter, clientAddress: '203.0.113.10', hasher: TEST_HASHER },
           )
         ).username,
       ).toBe('Alice');
